@@ -1,0 +1,134 @@
+// Bearer authentication for every scheme and the answers of decisions §2.
+import { SignJWT, jwtVerify, decodeJwt, createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import type pg from 'pg';
+import type { Scheme } from '../../schemas/route.js';
+import { HttpError } from '../http/errors.js';
+import type { Principal, RouteSpec } from '../http/server.js';
+import { hashToken, type Secrets } from './secrets.js';
+import { newId } from '../../pipeline/ids.js';
+
+export type Role = 'org:admin' | 'org:member';
+export type KeyScheme = 'apiKey' | 'deployKey' | 'pipelineKey';
+
+/** Token prefixes of org keys; the prefix tells the scheme before any lookup. */
+export const KEY_PREFIX: Record<KeyScheme, string> = { apiKey: 'hwk', deployKey: 'hwd', pipelineKey: 'hwp' };
+const PREFIX_SCHEME = new Map<string, KeyScheme>(Object.entries(KEY_PREFIX).map(([s, p]) => [p, s as KeyScheme]));
+
+const BUILTIN_ISSUER = 'headwater';
+const POSITIVE_TTL_MS = 60_000;
+const NEGATIVE_TTL_MS = 2_000;
+const CACHE_MAX = 100_000;
+
+interface CacheEntry { principal: Principal | null; until: number }
+
+export interface AuthOptions {
+  pool: pg.Pool;
+  secrets: Secrets;
+  sessionTtlSeconds: number;
+  external?: { issuer: string; jwksUrl: string; orgClaim: string; roleClaim: string };
+}
+
+export interface Auth {
+  authenticate(authorization: string, route: RouteSpec): Principal | Promise<Principal>;
+  issueSession(orgId: string, role: Role, userId?: string | null): Promise<{ token: string; role: Role; expiresAt: string; userId: string }>;
+  /** Puts a freshly created key in the cache so it works at once on this node. */
+  remember(token: string, principal: Principal): void;
+  close(): void;
+}
+
+const invalid = (msg = 'missing or invalid credential') => new HttpError('invalid_key', msg);
+
+export function createAuth(opts: AuthOptions): Auth {
+  const cache = new Map<string, CacheEntry>();
+  const jwks: JWTVerifyGetKey | undefined = opts.external ? createRemoteJWKSet(new URL(opts.external.jwksUrl)) : undefined;
+
+  const put = (hash: string, principal: Principal | null, ttl: number) => {
+    if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string); // oldest first
+    cache.set(hash, { principal, until: Date.now() + ttl });
+  };
+
+  const lookupKey = async (hash: string, scheme: KeyScheme): Promise<Principal | null> => {
+    const r = await opts.pool.query('SELECT org_id, kind FROM credentials WHERE hash = $1 AND revoked_at IS NULL', [hash]);
+    const row = r.rows[0];
+    const p: Principal | null = row && row.kind === scheme ? { scheme, orgId: row.org_id, role: null, userId: null } : null;
+    put(hash, p, p ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+    return p;
+  };
+
+  const verifySession = async (token: string): Promise<Principal> => {
+    let iss: string | undefined;
+    try { iss = decodeJwt(token).iss; } catch { throw invalid(); }
+    try {
+      if (iss === BUILTIN_ISSUER) {
+        const { payload } = await jwtVerify(token, opts.secrets.jwtKey, { issuer: BUILTIN_ISSUER, algorithms: ['HS256'] });
+        return sessionPrincipal(payload.org, payload.role, payload.sub);
+      }
+      if (opts.external && jwks && iss === opts.external.issuer) {
+        const { payload } = await jwtVerify(token, jwks, { issuer: opts.external.issuer });
+        return sessionPrincipal(payload[opts.external.orgClaim], payload[opts.external.roleClaim], payload.sub);
+      }
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw invalid('session token is invalid or expired');
+    }
+    throw invalid('session token issuer is not trusted');
+  };
+
+  // Scope rules (decisions §2): a deploy key outside its routes is 403 deploy_key_scope; any other
+  // credential of the wrong scheme is 401; a member on an admin mutation is 403 forbidden.
+  const admit = (p: Principal, route: RouteSpec): Principal => {
+    if (!route.auth.includes(p.scheme)) {
+      if (p.scheme === 'deployKey' && !route.auth.includes('operator')) {
+        throw new HttpError('deploy_key_scope', 'the deploy key is valid only for the release lifecycle');
+      }
+      throw invalid('this credential is not accepted on this route');
+    }
+    if (route.admin && p.scheme === 'session' && p.role !== 'org:admin') throw new HttpError('forbidden', 'this action requires the org:admin role');
+    return p;
+  };
+
+  const OPERATOR: Principal = Object.freeze({ scheme: 'operator' as Scheme, orgId: null, role: null, userId: null });
+
+  return {
+    authenticate(authorization, route) {
+      if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') throw invalid();
+      const token = authorization.slice(7).trim();
+      if (!token) throw invalid();
+      const us = token.indexOf('_');
+      const prefix = us > 0 ? token.slice(0, us) : '';
+      const keyScheme = PREFIX_SCHEME.get(prefix);
+      if (keyScheme) {
+        const hash = hashToken(token);
+        const hit = cache.get(hash);
+        if (hit && hit.until > Date.now()) {
+          if (!hit.principal) throw invalid();
+          return admit(hit.principal, route);
+        }
+        return lookupKey(hash, keyScheme).then((p) => { if (!p) throw invalid(); return admit(p, route); });
+      }
+      if (prefix === 'hwo') {
+        if (!opts.secrets.isOperator(token)) throw invalid();
+        return admit(OPERATOR, route);
+      }
+      if (token.split('.').length === 3) return verifySession(token).then((p) => admit(p, route));
+      throw invalid();
+    },
+    async issueSession(orgId, role, userId) {
+      const uid = userId ?? newId('usr');
+      const exp = Math.floor(Date.now() / 1000) + opts.sessionTtlSeconds;
+      const token = await new SignJWT({ org: orgId, role })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(BUILTIN_ISSUER).setSubject(uid).setIssuedAt().setExpirationTime(exp)
+        .sign(opts.secrets.jwtKey);
+      return { token, role, expiresAt: new Date(exp * 1000).toISOString(), userId: uid };
+    },
+    remember(token, principal) { put(hashToken(token), principal, POSITIVE_TTL_MS); },
+    close() { cache.clear(); },
+  };
+}
+
+function sessionPrincipal(org: unknown, role: unknown, sub: unknown): Principal {
+  if (typeof org !== 'string' || !org) throw invalid('session token carries no org');
+  if (role !== 'org:admin' && role !== 'org:member') throw invalid('session token carries no valid role');
+  return { scheme: 'session', orgId: org, role, userId: typeof sub === 'string' ? sub : null };
+}

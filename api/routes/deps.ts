@@ -1,0 +1,37 @@
+import type pg from 'pg';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Auth } from '../auth/auth.js';
+import type { Secrets } from '../auth/secrets.js';
+import type { HttpServer, RouteSpec, Validate } from '../http/server.js';
+import type { RouteDef } from '../../schemas/route.js';
+
+/** What route modules receive: clients are passed in, never imported as singletons. */
+export interface Deps {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  auth: Auth;
+  secrets: Secrets;
+  config: Config;
+  log: Logger;
+  /** Named readiness checks of the configured dependencies. */
+  checks: Record<string, () => Promise<boolean>>;
+}
+
+export type Handler = RouteSpec['handler'];
+
+/** Binds a handler to the contract route of the same method and path: auth, admin flag and
+ * validators come from `schemas/`, so a served route cannot drift from the OpenAPI document. */
+export function createBinder(server: HttpServer, defs: RouteDef[], validators: Record<string, Validate>) {
+  return (method: RouteDef['method'], path: string, handler: Handler, extra: Partial<RouteSpec> = {}) => {
+    const def = defs.find((d) => d.method === method && d.path === path);
+    if (!def) throw new Error(`route ${method} ${path} is not in schemas/routes.ts`);
+    server.add({
+      method, path, auth: def.auth, admin: def.admin, rawBody: !!def.rawBody,
+      validators: { body: validators[`${def.id}_body`], query: validators[`${def.id}_query`], params: validators[`${def.id}_params`] },
+      handler, ...extra,
+    });
+  };
+}
+export type Bind = ReturnType<typeof createBinder>;

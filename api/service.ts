@@ -1,0 +1,97 @@
+// Wires one headwater process: stores, migrations, auth, HTTP routes. Everything long-lived is
+// created here, passed down, and closed by `close()`.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
+import { openPostgres } from '../pipeline/store/postgres.js';
+import { openClickhouse } from '../pipeline/store/clickhouse.js';
+import { migrate } from '../pipeline/store/migrations.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { loadSecrets } from './auth/secrets.js';
+import { createAuth } from './auth/auth.js';
+import { App } from './http/uws.js';
+import { createHttpServer, type Validate } from './http/server.js';
+import { HttpError } from './http/errors.js';
+import { createBinder, type Deps } from './routes/deps.js';
+import { healthRoutes } from './routes/health.js';
+import { orgRoutes, userRoutes } from './routes/orgs.js';
+import { appRoutes } from './routes/apps.js';
+import { sourceRoutes } from './routes/sources.js';
+
+export interface Service {
+  port: number;
+  url: string;
+  /** Set when this start generated the operator token (print it once). */
+  generatedOperatorToken?: string;
+  close(): Promise<void>;
+}
+
+const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
+
+/** Store outages become 503 dependency_unavailable; unique violations 409 conflict. */
+function mapError(err: unknown): HttpError | undefined {
+  const e = err as { code?: string; message?: string };
+  if (e && typeof e.code === 'string') {
+    if (UNAVAILABLE.has(e.code)) return new HttpError('dependency_unavailable', 'a store is unavailable');
+    if (e.code === '23505') return new HttpError('conflict', 'already exists');
+  }
+  if (e?.message && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message)) {
+    return new HttpError('dependency_unavailable', 'a store is unavailable');
+  }
+  return undefined;
+}
+
+export async function startService(config: Config, log: Logger): Promise<Service> {
+  const closers: Array<() => Promise<void> | void> = [];
+  const closeAll = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
+  try {
+    const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
+    const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
+    closers.push(() => pgStore.close());
+    const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    closers.push(() => chStore.close());
+    await migrate(pgStore.pool, chStore.client, log);
+
+    let nc: NatsConnection | undefined;
+    if (config.natsUrl) {
+      nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater' });
+      const conn = nc;
+      closers.push(() => conn.drain());
+    }
+
+    const auth = createAuth({
+      pool: pgStore.pool, secrets, sessionTtlSeconds: config.sessionTtlSeconds,
+      external: config.jwtIssuer && config.jwksUrl
+        ? { issuer: config.jwtIssuer, jwksUrl: config.jwksUrl, orgClaim: config.jwtOrgClaim, roleClaim: config.jwtRoleClaim }
+        : undefined,
+    });
+    closers.push(() => auth.close());
+
+    const checks: Deps['checks'] = {
+      postgres: async () => (await pgStore.pool.query('SELECT 1 AS ok')).rows[0]?.ok === 1,
+      clickhouse: async () => (await chStore.client.ping()).success,
+    };
+    if (nc) { const conn = nc; checks.nats = async () => { if (conn.isClosed()) return false; await conn.rtt(); return true; }; }
+
+    const deps: Deps = { pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks };
+    const server = createHttpServer({
+      app: App(), log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
+      authenticate: (a, r) => auth.authenticate(a, r),
+    });
+    const bind = createBinder(server, routeDefs, loadValidators() as Record<string, Validate>);
+    healthRoutes(bind, deps, JSON.stringify(loadOpenApi()));
+    orgRoutes(bind, deps);
+    userRoutes(bind);
+    appRoutes(bind, deps);
+    sourceRoutes(bind, deps);
+
+    const port = await server.listen(config.host, config.port);
+    closers.push(() => server.close());
+    const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    log.info('listening', { url: `http://${host}:${port}`, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
+    return { port, url: `http://${host}:${port}`, generatedOperatorToken: secrets.generatedOperatorToken, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

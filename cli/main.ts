@@ -1,0 +1,81 @@
+// The `headwater` command: serve, org create.
+import { readFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig, configHelp, ConfigError } from '../api/config.js';
+import { createLogger } from '../api/log.js';
+
+const USAGE = `usage: headwater <command> [options]
+
+commands:
+  serve                      run the service (embedded stores unless DATABASE_URL / NATS_URL / CLICKHOUSE_URL are set)
+  org create --name NAME     create an organization and print its credentials (JSON)
+             [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
+             [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
+             [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
+
+run "headwater serve --help" for the service's settings.`;
+
+async function serve(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(configHelp() + '\n'); return; }
+  const config = loadConfig(argv);
+  const log = createLogger(config.logLevel);
+  const { startService } = await import('../api/service.js');
+  const svc = await startService(config, log);
+  if (svc.generatedOperatorToken) {
+    // Printed once, on the start that generated it; it is kept in the data directory (mode 0600).
+    process.stdout.write(`operator token (shown once; stored in ${join(config.dataDir, 'operator-token')}): ${svc.generatedOperatorToken}\n`);
+  }
+  process.stdout.write(`headwater listening on ${svc.url}\n`);
+  let stopping = false;
+  const stop = async (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal: sig });
+    await svc.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function flag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  if (i !== -1) return argv[i + 1];
+  const eq = argv.find((a) => a.startsWith(name + '='));
+  return eq?.slice(name.length + 1);
+}
+
+async function orgCreate(argv: string[]) {
+  const name = flag(argv, '--name');
+  if (!name) throw new ConfigError('org create needs --name NAME');
+  const url = (flag(argv, '--url') ?? process.env.HEADWATER_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  let token = flag(argv, '--token') ?? process.env.HEADWATER_OPERATOR_TOKEN;
+  if (!token) {
+    const file = join(resolve(flag(argv, '--data-dir') ?? process.env.HEADWATER_DATA_DIR ?? './.headwater'), 'operator-token');
+    if (existsSync(file)) token = readFileSync(file, 'utf8').trim();
+  }
+  if (!token) throw new ConfigError('no operator token: pass --token or set HEADWATER_OPERATOR_TOKEN');
+  const res = await fetch(`${url}/v1/orgs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { name } }),
+  });
+  const body = await res.text();
+  process.stdout.write(body.endsWith('\n') ? body : body + '\n');
+  if (!res.ok) process.exitCode = 1;
+}
+
+async function main(argv: string[]) {
+  const [cmd, sub, ...rest] = argv;
+  if (cmd === 'serve') return serve(argv.slice(1));
+  if (cmd === 'org' && sub === 'create') return orgCreate(rest);
+  if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') { process.stdout.write(USAGE + '\n'); return; }
+  process.stderr.write(`headwater: unknown command "${argv.join(' ')}"\n\n${USAGE}\n`);
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ConfigError) { process.stderr.write(`headwater: ${err.message}\n`); process.exit(2); }
+  process.stderr.write(`headwater: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,118 @@
+// Versioned, forward-only migrations. Postgres and ClickHouse both run under one Postgres advisory
+// lock, so processes starting at once apply each step exactly once.
+import type pg from 'pg';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../../api/log.js';
+
+export interface Migration { version: number; name: string; statements: string[] }
+
+export const PG_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'orgs, credentials, apps, sources',
+    statements: [
+      `CREATE TABLE orgs (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        limits jsonb NOT NULL DEFAULT '{}'::jsonb,
+        settings jsonb NOT NULL DEFAULT '{}'::jsonb,
+        created_at timestamptz NOT NULL DEFAULT now())`,
+      // Only a sha256 of each key is kept; the key itself is shown once.
+      `CREATE TABLE credentials (
+        hash text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES orgs(id),
+        kind text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        revoked_at timestamptz)`,
+      `CREATE INDEX credentials_org ON credentials (org_id)`,
+      `CREATE TABLE apps (
+        id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES orgs(id),
+        name text NOT NULL,
+        environment text NOT NULL,
+        status text NOT NULL DEFAULT 'active',
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        archived_at timestamptz,
+        last_received_at timestamptz)`,
+      `CREATE INDEX apps_org ON apps (org_id, id DESC)`,
+      `CREATE TABLE sources (
+        id text PRIMARY KEY,
+        org_id text NOT NULL REFERENCES orgs(id),
+        app_id text NOT NULL REFERENCES apps(id),
+        kind text NOT NULL,
+        config jsonb NOT NULL DEFAULT '{}'::jsonb,
+        secret_enc text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        archived_at timestamptz,
+        last_received_at timestamptz)`,
+      `CREATE INDEX sources_app ON sources (org_id, app_id, id DESC)`,
+    ],
+  },
+];
+
+export const CH_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'events',
+    statements: [
+      // ReplacingMergeTree on the event id: a redelivered insert of the same event collapses.
+      `CREATE TABLE IF NOT EXISTS events (
+        org_id String,
+        app_id String,
+        source_id String,
+        profile_id String,
+        id String,
+        environment LowCardinality(String),
+        event String,
+        properties String,
+        timestamp DateTime64(3, 'UTC'),
+        received_at DateTime64(3, 'UTC'),
+        message_id Nullable(String)
+      ) ENGINE = ReplacingMergeTree
+      ORDER BY (org_id, app_id, id)`,
+    ],
+  },
+];
+
+const LOCK_KEY = 7_243_001;
+
+export async function migrate(pool: pg.Pool, ch: ClickHouseClient, log: Logger): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    await c.query(`CREATE TABLE IF NOT EXISTS headwater_migrations (
+      store text NOT NULL, version int NOT NULL, name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (store, version))`);
+    const done = new Set((await c.query(`SELECT store || ':' || version AS k FROM headwater_migrations`)).rows.map((r) => r.k as string));
+    for (const m of PG_MIGRATIONS) {
+      if (done.has(`postgres:${m.version}`)) continue;
+      await c.query('BEGIN');
+      try {
+        for (const s of m.statements) await c.query(s);
+        await c.query(`INSERT INTO headwater_migrations (store, version, name) VALUES ('postgres', $1, $2)`, [m.version, m.name]);
+        await c.query('COMMIT');
+      } catch (err) {
+        await c.query('ROLLBACK');
+        throw err;
+      }
+      log.info('migration applied', { store: 'postgres', version: m.version, name: m.name });
+    }
+    // ClickHouse has no transactions: its statements are idempotent (IF NOT EXISTS) and a step is
+    // recorded as applied only after all of them succeeded. Each ClickHouse store records its own
+    // steps, since an embedded chDB is per process while Postgres may be shared.
+    await ch.command({ query: `CREATE TABLE IF NOT EXISTS headwater_migrations (version UInt32, name String, applied_at DateTime DEFAULT now()) ENGINE = MergeTree ORDER BY version` });
+    const rs = await ch.query({ query: 'SELECT version FROM headwater_migrations', format: 'JSONEachRow' });
+    const chDone = new Set(((await rs.json()) as Array<{ version: number }>).map((r) => Number(r.version)));
+    for (const m of CH_MIGRATIONS) {
+      if (chDone.has(m.version)) continue;
+      for (const s of m.statements) await ch.command({ query: s });
+      await ch.insert({ table: 'headwater_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+      log.info('migration applied', { store: 'clickhouse', version: m.version, name: m.name });
+    }
+  } finally {
+    await c.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    c.release();
+  }
+}

@@ -1,0 +1,94 @@
+import { Worker } from 'node:worker_threads';
+import { mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../../api/log.js';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+export interface Postgres {
+  pool: pg.Pool;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+// Per-pool type parsers (no change to pg's global table): timestamps come back as ISO 8601 strings,
+// bigints (counts) as numbers.
+const types = {
+  getTypeParser(oid: number, format?: any) {
+    if (oid === 1184 || oid === 1114) return (v: string) => new Date(oid === 1114 ? v + 'Z' : v).toISOString();
+    if (oid === 20) return (v: string) => Number(v);
+    return (pg.types.getTypeParser as any)(oid, format);
+  },
+};
+
+/** Opens PostgreSQL at `url`, or starts embedded PGlite in `dataDir` when `url` is unset. */
+export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number }): Promise<Postgres> {
+  if (opts.url) {
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 8, types });
+    pool.on('error', (err) => opts.log.warn('postgres idle client error', { err }));
+    return { pool, embedded: false, close: () => pool.end() };
+  }
+  const dir = join(opts.dataDir, 'pg');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  lockDir(dir);
+  // A socket in the data directory: only this user can reach it, and no TCP port is opened.
+  const sockDir = join(opts.dataDir, 'run');
+  mkdirSync(sockDir, { recursive: true, mode: 0o700 });
+  const socketPath = join(sockDir, '.s.PGSQL.5432');
+  rmSync(socketPath, { force: true });
+  const worker = new Worker(new URL('./pglite-host.js', import.meta.url), { workerData: { dataDir: join(dir, 'data'), socketPath } });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', (m) => (m.type === 'ready' ? resolve() : reject(new Error('pglite failed to start'))));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`pglite host exited with ${code}`)));
+  });
+  // PGlite is single-session: it serializes statements, and the socket server keeps a transaction
+  // on its own connection. A few connections let reads queue while a transaction runs.
+  const pool = new pg.Pool({ host: sockDir, port: 5432, user: 'postgres', database: 'postgres', max: opts.max ?? 4, types });
+  pool.on('error', (err) => opts.log.warn('postgres idle client error', { err }));
+  return {
+    pool,
+    embedded: true,
+    async close() {
+      await pool.end();
+      worker.postMessage({ type: 'close' });
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => { void worker.terminate().then(() => resolve()); }, 5000);
+        worker.once('message', () => { clearTimeout(t); void worker.terminate().then(() => resolve()); });
+      });
+      unlockDir(dir);
+    },
+  };
+}
+
+// PGlite files must not be opened by two processes: a pid lock refuses the second one.
+function lockDir(dir: string) {
+  const lock = join(dir, 'owner.pid');
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    if (pid && pid !== process.pid && alive(pid)) {
+      throw new Error(`embedded Postgres in ${dir} is in use by process ${pid}; set DATABASE_URL to share a database between processes`);
+    }
+  }
+  writeFileSync(lock, String(process.pid), { mode: 0o600 });
+}
+function unlockDir(dir: string) { rmSync(join(dir, 'owner.pid'), { force: true }); }
+function alive(pid: number) { try { process.kill(pid, 0); return true; } catch { return false; } }
+
+/** Runs `fn` in a transaction on one dedicated connection. */
+export async function tx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
+}

@@ -1,0 +1,617 @@
+// Resources of the contract (interface.md "Resources and their fields", decisions.md).
+// Response schemas do not forbid unknown members; required members are exactly those of the contract.
+import { Type } from '@sinclair/typebox';
+import { AnyObject, DateTime, Environment, Id, MapOf, Nullable, StringEnum, TaggedUnion } from './common.js';
+
+// ---------------------------------------------------------------- enums
+
+export const TYPE_NAMES = [
+  'string', 'number', 'boolean', 'object',
+  'array<any>', 'array<string>', 'array<number>', 'array<boolean>', 'array<object>',
+] as const;
+export const TypeName = StringEnum(TYPE_NAMES, {
+  title: 'TypeName',
+  description: 'Property and trait type names. Observation infers an array\'s item type when all members agree, and `array<any>` when they disagree or the array is empty.',
+});
+export const IDENTIFIER_KINDS = ['anonymousId', 'userId', 'idpId', 'email'] as const;
+export const IdentifierKind = StringEnum(IDENTIFIER_KINDS, { title: 'IdentifierKind' });
+export const GovernanceState = StringEnum(['allowed', 'denied'] as const, { title: 'GovernanceState' });
+export const EXECUTION_STATUSES = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+export const ExecutionStatus = StringEnum(EXECUTION_STATUSES, { title: 'ExecutionStatus' });
+export const Role = StringEnum(['org:admin', 'org:member'] as const, { title: 'Role' });
+export const IngestionPolicy = StringEnum(['permissive', 'strict'] as const, {
+  title: 'IngestionPolicy',
+  description: '`permissive` (default): unknown event and trait names are registered as `allowed`. `strict`: unknown names are held in the quarantine queue until promoted or denied.',
+});
+
+// ---------------------------------------------------------------- ingestion
+
+export const ProfileSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    environment: Environment,
+    appId: Id,
+    sourceId: Id,
+    traits: AnyObject({ description: 'Object of any values.' }),
+    consent: MapOf(Type.Boolean(), { description: 'Purpose name to boolean; updated from `traits.consent`.' }),
+    mergedInto: Nullable(Type.String(), { description: 'Id of the surviving profile when this one was merged away.' }),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    identifiers: Type.Array(
+      Type.Object({ kind: IdentifierKind, value: Type.String(), createdAt: DateTime }),
+    ),
+    anonymous: Type.Boolean({ description: 'True while the profile has only `anonymousId` identifiers.' }),
+  },
+  { title: 'Profile' },
+);
+
+export const EventSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    appId: Id,
+    sourceId: Id,
+    profileId: Id,
+    environment: Environment,
+    event: Type.String(),
+    properties: AnyObject({ description: 'Object of any values.' }),
+    timestamp: DateTime,
+    receivedAt: DateTime,
+    messageId: Nullable(Type.String()),
+  },
+  { title: 'Event' },
+);
+
+export const QuarantinedSchema = Type.Object(
+  { status: Type.Literal('quarantined') },
+  { title: 'Quarantined', description: 'The call was held whole under the `strict` ingestion policy.' },
+);
+
+// ---------------------------------------------------------------- catalog
+
+export const CatalogEventSchema = Type.Object(
+  {
+    orgId: Id,
+    name: Type.String(),
+    properties: MapOf(TypeName, { description: 'Property name to type name.' }),
+    state: GovernanceState,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'CatalogEvent' },
+);
+
+export const CatalogTraitSchema = Type.Object(
+  {
+    orgId: Id,
+    name: Type.String(),
+    type: TypeName,
+    state: GovernanceState,
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'CatalogTrait' },
+);
+
+export const PromotedSchema = Type.Object({ promoted: Type.Integer({ minimum: 0 }) }, { title: 'Promoted' });
+export const DroppedSchema = Type.Object({ dropped: Type.Integer({ minimum: 0 }) }, { title: 'Dropped' });
+
+// ---------------------------------------------------------------- apps and sources
+
+export const AppSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    name: Type.String(),
+    environment: Environment,
+    status: StringEnum(['active', 'archived'] as const),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    archivedAt: Nullable(DateTime),
+    sourceCount: Type.Integer({ minimum: 0 }),
+    lastReceivedAt: Nullable(DateTime),
+  },
+  { title: 'App', description: 'The attribution unit (one per product). Carries no kind, configuration or credential of its own.' },
+);
+
+export const SourceSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    appId: Id,
+    kind: StringEnum(['api', 'idp'] as const, {
+      description: '`api`: the first-party source created with the app. `idp`: an identity provider pushing into the app through the webhook receiver.',
+    }),
+    config: Type.Unknown({ description: 'Any JSON value. A signing secret inside it is write-only and never appears in a response.' }),
+    configured: Type.Boolean({ description: 'Whether a signing secret is stored.' }),
+    lastReceivedAt: Nullable(DateTime),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    archivedAt: Nullable(DateTime),
+  },
+  { title: 'Source' },
+);
+
+// ---------------------------------------------------------------- segments
+
+export const PREDICATE_SEMANTICS =
+  'Predicate semantics: `eq`/`neq` compare by exact JSON equality; `gt`/`gte`/`lt`/`lte` compare numbers with numbers ' +
+  'and ISO 8601 date-time strings as date-times, and are false for any other pairing; `contains` is substring for strings ' +
+  'and membership for arrays; `exists`/`notExists` test presence of the trait (a null value counts as present). ' +
+  'An event predicate `performed` matches when the profile has at least `atLeast` events of that name ' +
+  '(within the last `withinDays` days, counted by event `timestamp`, when given); `notPerformed` is its negation. ' +
+  '`withinDays` windows move with time: a periodic sweep (default every minute) exits profiles whose qualifying events aged out.';
+
+export const TRAIT_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'exists', 'notExists', 'contains'] as const;
+export const TraitPredicateSchema = Type.Object(
+  {
+    kind: Type.Literal('trait'),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    op: StringEnum(TRAIT_OPS),
+    value: Type.Optional(Type.Unknown()),
+  },
+  { title: 'TraitPredicate' },
+);
+
+const eventPredicateProps = {
+  kind: Type.Literal('event'),
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  op: StringEnum(['performed', 'notPerformed'] as const),
+  withinDays: Type.Optional(Type.Integer({ minimum: 1, description: 'Counts events by their `timestamp`.' })),
+};
+/** Event predicate as accepted: `atLeast` defaults to 1. */
+export const EventPredicateInputSchema = Type.Object(
+  { ...eventPredicateProps, atLeast: Type.Optional(Type.Integer({ minimum: 1, default: 1 })) },
+  { title: 'EventPredicateInput' },
+);
+/** Event predicate as answered: `atLeast` always present. */
+export const EventPredicateSchema = Type.Object(
+  { ...eventPredicateProps, atLeast: Type.Integer({ minimum: 1 }) },
+  { title: 'EventPredicate' },
+);
+
+export const PredicateInputSchema = TaggedUnion('kind', [TraitPredicateSchema, EventPredicateInputSchema], {
+  title: 'PredicateInput',
+  description: PREDICATE_SEMANTICS,
+});
+export const PredicateSchema = TaggedUnion('kind', [TraitPredicateSchema, EventPredicateSchema], {
+  title: 'Predicate',
+  description: PREDICATE_SEMANTICS,
+});
+
+const DefinitionAppId = Type.Optional(
+  Type.Union([Type.String(), Type.Array(Type.String()), Type.Null()], {
+    description: 'Restricts the segment to profiles of this app (or these apps); null or absent: every app.',
+  }),
+);
+const DEFINITION_DESCRIPTION =
+  'A flat predicate list. `match` `all` requires every predicate, `any` at least one. ' + PREDICATE_SEMANTICS;
+
+export const DefinitionInputSchema = Type.Object(
+  {
+    match: Type.Optional(StringEnum(['all', 'any'] as const, { default: 'all' })),
+    appId: DefinitionAppId,
+    predicates: Type.Array(PredicateInputSchema, { minItems: 1 }),
+  },
+  { title: 'DefinitionInput', description: DEFINITION_DESCRIPTION },
+);
+export const DefinitionSchema = Type.Object(
+  {
+    match: StringEnum(['all', 'any'] as const),
+    appId: DefinitionAppId,
+    predicates: Type.Array(PredicateSchema, { minItems: 1 }),
+  },
+  { title: 'Definition', description: DEFINITION_DESCRIPTION },
+);
+
+const segmentProps = {
+  id: Id,
+  orgId: Id,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  definition: DefinitionSchema,
+  environments: Type.Array(Environment, { minItems: 1, description: 'The segment applies only to profiles of these environments.' }),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+};
+/** Segment as listed (no memberCount). */
+export const SegmentSchema = Type.Object(
+  { ...segmentProps, memberCount: Type.Optional(Type.Integer({ minimum: 0 })) },
+  { title: 'Segment' },
+);
+/** Segment as answered by create, fetch and update (exact memberCount). */
+export const SegmentWithCountSchema = Type.Object(
+  { ...segmentProps, memberCount: Type.Integer({ minimum: 0 }) },
+  { title: 'SegmentWithCount' },
+);
+
+export const SegmentMemberSchema = Type.Object(
+  { segmentId: Id, orgId: Id, profileId: Id, enteredAt: DateTime },
+  { title: 'SegmentMember' },
+);
+
+export const SegmentPreviewSchema = Type.Object(
+  {
+    memberCount: Type.Integer({ minimum: 0 }),
+    members: Type.Array(Type.String(), { description: 'Ids of matching profiles.' }),
+    scanned: Type.Integer({ minimum: 0, description: 'Profiles scanned.' }),
+    truncated: Type.Boolean({ description: 'Whether the scan stopped at the cap (default 10,000 profiles, configurable).' }),
+  },
+  { title: 'SegmentPreview' },
+);
+
+export const DeletedSchema = Type.Object({ deleted: Type.Literal(true) }, { title: 'Deleted' });
+
+// ---------------------------------------------------------------- executions
+
+const Duration = Type.Union([Type.String(), Type.Integer()], {
+  description: "A duration: '500ms', '2s', '5m', '1h', '3d' or an integer of milliseconds.",
+});
+
+function call<N extends string, A extends Parameters<typeof Type.Object>[0]>(name: N, args: A) {
+  return Type.Object({ name: Type.Literal(name), args: Type.Object(args) }, { title: `Call ${name}` });
+}
+
+export const JournalCallSchema = TaggedUnion(
+  'name',
+  [
+    call('sleep', { duration: Duration }),
+    call('waitForEvent', { event: Type.Union([Type.String(), Type.Array(Type.String())]), timeout: Duration }),
+    call('email.send', { template: Type.String({ minLength: 0, maxLength: 64 }), props: AnyObject() }),
+    call('webhook.send', { destination: Type.String({ minLength: 1, description: 'A webhook registry name, never a URL.' }), payload: AnyObject() }),
+    call('traits.set', { key: Type.String({ minLength: 1 }), value: Type.Unknown() }),
+    call('traits.unset', { key: Type.String({ minLength: 1 }) }),
+    call('profile.get', {}),
+    call('profiles.get', { id: Type.String({ minLength: 1 }) }),
+    call('events.track', { event: Type.String({ minLength: 1 }), properties: AnyObject() }),
+    call('restart', { event: Type.Optional(AnyObject()) }),
+  ],
+  { title: 'JournalCall', description: 'A recorded journey call `{ name, args }`, e.g. `{ name: "sleep", args: { duration: "1s" } }`.' },
+);
+
+export const JournalResultSchema = Type.Union(
+  [
+    Type.Object({ ok: Type.Literal(true), value: Type.Unknown({ description: 'null for a call with nothing to return.' }) }),
+    Type.Object({ ok: Type.Literal(false), error: Type.Object({ code: Type.String({ minLength: 1 }), message: Type.String() }) }),
+  ],
+  { title: 'JournalResult' },
+);
+
+export const JournalEntrySchema = Type.Object(
+  {
+    call: JournalCallSchema,
+    result: JournalResultSchema,
+    at: Type.Integer({ minimum: 0, description: 'Position of the entry in the journal (0, 1, 2 ...).' }),
+  },
+  { title: 'JournalEntry' },
+);
+
+export const LogEntrySchema = Type.Object(
+  {
+    seq: Type.Integer(),
+    level: StringEnum(['debug', 'info', 'warn', 'error'] as const),
+    message: Type.String(),
+    createdAt: DateTime,
+  },
+  { title: 'LogEntry' },
+);
+
+const executionProps = {
+  id: Id,
+  orgId: Id,
+  journeyKey: Type.String(),
+  profileId: Id,
+  workflowId: Type.String(),
+  runId: Type.String(),
+  releaseId: Type.String({ description: 'Id of the push whose version this execution runs.' }),
+  environment: Environment,
+  status: ExecutionStatus,
+  step: Nullable(Type.String()),
+  timerDeadline: Nullable(DateTime),
+  journalEntries: Type.Integer({ minimum: 0 }),
+  error: Nullable(Type.String({ description: 'An error code, e.g. one of the `journey_*` codes, with detail.' })),
+  startedAt: DateTime,
+  updatedAt: DateTime,
+  endedAt: Nullable(DateTime),
+};
+export const ExecutionSchema = Type.Object(executionProps, { title: 'Execution' });
+export const ExecutionDetailSchema = Type.Object(
+  { ...executionProps, journal: Type.Array(JournalEntrySchema), logs: Type.Array(LogEntrySchema) },
+  { title: 'ExecutionDetail' },
+);
+
+// ---------------------------------------------------------------- pushes and manifests
+
+export const SPINE_STEP_NAMES = [
+  'sleep', 'waitForEvent', 'send.email', 'send.webhook', 'traits.set', 'traits.unset',
+  'profile.get', 'profiles.get', 'events.track', 'restart', 'if', 'loop', 'end',
+] as const;
+
+/** A step of a journey's spine (recursive: `steps` and `otherwise`). Emitted as components/schemas/SpineStep. */
+export const SpineStepSchema = Type.Recursive(
+  (This) =>
+    Type.Object({
+      name: StringEnum(SPINE_STEP_NAMES),
+      detail: Type.Optional(Type.String({ maxLength: 200 })),
+      timeout: Type.Optional(Type.String({ maxLength: 50 })),
+      steps: Type.Optional(Type.Array(This)),
+      otherwise: Type.Optional(Type.Array(This)),
+    }),
+  { $id: 'SpineStep', title: 'SpineStep' },
+);
+
+export const TriggerSchema = Type.Union(
+  [
+    Type.Object({ event: Type.String({ minLength: 1 }) }, { title: 'EventTrigger' }),
+    Type.Object(
+      { segment: Type.String({ minLength: 1 }), on: StringEnum(['entered', 'exited'] as const) },
+      { title: 'SegmentTrigger', description: 'Shorthand for the `system.segment_entered` / `system.segment_exited` events of that segment.' },
+    ),
+  ],
+  { title: 'Trigger', description: '`{ event }` starts a run for each such event of a profile; `{ segment, on }` on segment transitions.' },
+);
+
+const Enrollment = Type.Optional(
+  Type.Object(
+    { cooldown: Type.Optional(Duration) },
+    { description: '`cooldown` bounds how soon the same profile may enter again.' },
+  ),
+);
+const Tags = Type.Array(Type.String(), { maxItems: 20 });
+
+const journeyEntryProps = {
+  key: Type.String({ maxLength: 64 }),
+  trigger: TriggerSchema,
+  purpose: Type.String({ maxLength: 50, description: 'The journey runs for a profile only when `consent[purpose]` is true.' }),
+  enrollment: Enrollment,
+  description: Type.Optional(Type.String({ maxLength: 500 })),
+  from: Type.Optional(Type.String({ maxLength: 200 })),
+  spine: Type.Array(SpineStepSchema),
+  bundle: Type.String({ description: 'sha256 digest of the stored bundle artifact.' }),
+};
+export const JourneyEntryInputSchema = Type.Object(
+  { ...journeyEntryProps, tags: Type.Optional(Type.Array(Type.String(), { maxItems: 20, default: [] })) },
+  { title: 'JourneyEntryInput' },
+);
+export const JourneyEntrySchema = Type.Object(
+  { ...journeyEntryProps, tags: Type.Optional(Type.Unknown()) },
+  { title: 'JourneyEntry' },
+);
+
+const templateEntryProps = {
+  key: Type.String({ maxLength: 64 }),
+  sendClass: StringEnum(['marketing', 'transactional'] as const),
+  verifyLink: Type.Boolean(),
+  bundle: Type.String({ description: 'sha256 digest of the stored bundle artifact.' }),
+};
+export const TemplateEntryInputSchema = Type.Object(
+  {
+    ...templateEntryProps,
+    tags: Type.Optional(Type.Array(Type.String(), { maxItems: 20, default: [] })),
+    unsubscribeLink: Type.Optional(Type.Boolean({ default: false })),
+    propsSchema: Type.Optional(AnyObject({ default: {}, description: 'JSON Schema the `props` of `email.send` are validated against.' })),
+  },
+  { title: 'TemplateEntryInput' },
+);
+export const TemplateEntrySchema = Type.Object(
+  {
+    ...templateEntryProps,
+    tags: Type.Optional(Type.Unknown()),
+    unsubscribeLink: Type.Optional(Type.Boolean()),
+    propsSchema: Type.Optional(AnyObject()),
+  },
+  { title: 'TemplateEntry' },
+);
+
+export const PurposeEntrySchema = Type.Object(
+  {
+    key: Type.String({ maxLength: 50 }),
+    label: Type.String({ minLength: 1, maxLength: 50 }),
+    default: Type.Optional(StringEnum(['denied'] as const, { default: 'denied' })),
+  },
+  { title: 'PurposeEntry', description: 'Purposes default to denied: a profile must consent explicitly.' },
+);
+
+export const ManifestInputSchema = Type.Object(
+  {
+    protocol: Type.Unsafe<3>({ type: 'integer', const: 3, description: 'Must be 3.' }),
+    sdk: Type.String({ minLength: 1, description: 'Name and version of the SDK the project was built against.' }),
+    journeys: Type.Array(JourneyEntryInputSchema, { maxItems: 100 }),
+    templates: Type.Array(TemplateEntryInputSchema, { maxItems: 200 }),
+    purposes: Type.Optional(Type.Array(PurposeEntrySchema, { maxItems: 20 })),
+    source: Type.String({ description: 'sha256 digest of the stored source archive artifact.' }),
+  },
+  { title: 'ManifestInput' },
+);
+export const ManifestSchema = Type.Object(
+  {
+    protocol: Type.Integer(),
+    sdk: Type.String(),
+    journeys: Type.Array(JourneyEntrySchema),
+    templates: Type.Array(TemplateEntrySchema),
+    purposes: Type.Optional(Type.Array(PurposeEntrySchema)),
+    source: Type.String(),
+  },
+  { title: 'Manifest' },
+);
+
+export const VersionSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    key: Type.String(),
+    appId: Id,
+    pushId: Id,
+    kind: StringEnum(['journey', 'template'] as const),
+    moduleDigest: Nullable(Type.String()),
+    manifest: Type.Union([JourneyEntrySchema, TemplateEntrySchema], { description: 'The journey or template entry of the manifest.' }),
+    status: StringEnum(['compiling', 'ready', 'failed'] as const),
+    pushedAt: DateTime,
+    compiledAt: Nullable(DateTime),
+    error: Nullable(Type.String()),
+  },
+  { title: 'Version' },
+);
+
+export const PushSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    appId: Id,
+    seq: Type.Integer(),
+    manifest: ManifestSchema,
+    manifestDigest: Type.String(),
+    sourceDigest: Type.String(),
+    createdBy: Type.String(),
+    createdAt: DateTime,
+    versions: Type.Array(VersionSchema),
+    compiledEntries: Type.Integer({ minimum: 0, description: 'Versions of this push whose compile has finished (ready or failed).' }),
+    totalEntries: Type.Integer({ minimum: 0, description: 'Versions this push filed.' }),
+  },
+  { title: 'Push' },
+);
+
+export const ArtifactSchema = Type.Object(
+  {
+    digest: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    kind: StringEnum(['bundle', 'source'] as const),
+    size: Type.Integer({ minimum: 0 }),
+    createdAt: DateTime,
+  },
+  { title: 'Artifact' },
+);
+
+export const JourneySchema = Type.Object(
+  {
+    key: Type.String(),
+    orgId: Id,
+    appId: Id,
+    enabled: Type.Boolean(),
+    trigger: TriggerSchema,
+    purpose: Type.String(),
+    versionId: Nullable(Type.String(), { description: 'Latest `ready` version; null while none is ready.' }),
+    pushId: Nullable(Type.String(), { description: 'Push of the latest `ready` version; null while none is ready.' }),
+    updatedAt: DateTime,
+  },
+  { title: 'Journey' },
+);
+
+export const EmailSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    executionId: Nullable(Type.String()),
+    template: Type.String({ description: 'Template key.' }),
+    to: Type.String(),
+    subject: Type.String(),
+    status: StringEnum(['outbox', 'sent', 'failed'] as const, {
+      description: '`outbox`: kept in the local outbox (no SMTP transport configured); `sent`: handed to the transport; `failed`: the transport refused it.',
+    }),
+    createdAt: DateTime,
+    profileId: Type.Optional(Type.String()),
+    journeyKey: Type.Optional(Type.String()),
+    html: Type.Optional(Type.String()),
+    text: Type.Optional(Type.String()),
+    error: Type.Optional(Nullable(Type.String())),
+  },
+  { title: 'Email' },
+);
+
+// ---------------------------------------------------------------- webhooks
+
+export const WebhookSchema = Type.Object(
+  {
+    id: Id,
+    orgId: Id,
+    name: Type.String(),
+    config: Type.Object({ url: Type.String({ format: 'uri' }) }),
+    webhookPayloadVersion: Type.Integer(),
+    disabledAt: Nullable(DateTime),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    signingSecret: Type.Optional(Type.String({ description: '`whsec_` + base64; present only in the creation response.' })),
+  },
+  { title: 'Webhook' },
+);
+
+export const WebhookDeliverySchema = Type.Object(
+  {
+    id: Id,
+    webhookId: Id,
+    executionId: Nullable(Type.String()),
+    status: StringEnum(['pending', 'succeeded', 'failed', 'skipped_disabled'] as const),
+    attempts: Type.Integer({ minimum: 0 }),
+    lastStatusCode: Nullable(Type.Integer()),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'WebhookDelivery' },
+);
+
+// ---------------------------------------------------------------- orgs, settings, users
+
+export const OrgSchema = Type.Object({ id: Id, name: Type.String(), createdAt: DateTime }, { title: 'Org' });
+
+export const OrgLimitsSchema = Type.Object(
+  {
+    ratePerSecond: Type.Number({ description: 'Token-bucket refill rate per API key (calls per second).' }),
+    burst: Type.Number({ description: 'Token-bucket size per API key.' }),
+    monthlyEvents: Nullable(Type.Integer(), { description: 'Accepted track calls per calendar month; null for unlimited.' }),
+  },
+  { title: 'OrgLimits' },
+);
+
+export const OrgUpdatedSchema = Type.Object({ org: OrgSchema, limits: OrgLimitsSchema }, { title: 'OrgUpdated' });
+
+export const OrgCreatedSchema = Type.Object(
+  {
+    org: OrgSchema,
+    apiKey: Type.String({ description: 'Org API key (ingestion).' }),
+    deployKey: Type.String({ description: 'Org deploy key (release lifecycle).' }),
+    pipelineKey: Type.String({ description: 'Org pipeline key (push creation, artifacts, `GET /v1/users/me`).' }),
+    sessions: Type.Object({
+      admin: Type.String({ description: 'Session token with role `org:admin`.' }),
+      member: Type.String({ description: 'Session token with role `org:member`.' }),
+    }),
+  },
+  { title: 'OrgCreated', description: 'Secrets are shown only in this response; the service stores hashes.' },
+);
+
+export const SessionSchema = Type.Object(
+  { token: Type.String({ description: 'A JWT.' }), role: Role, expiresAt: DateTime },
+  { title: 'Session' },
+);
+
+export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy }, { title: 'Settings' });
+
+export const UsersMeSchema = Type.Object(
+  {
+    orgId: Id,
+    scheme: StringEnum(['session', 'apiKey', 'deployKey', 'pipelineKey'] as const),
+    role: Nullable(Role, { description: 'null for keys.' }),
+    userId: Nullable(Type.String(), { description: 'null for keys.' }),
+  },
+  { title: 'UsersMe' },
+);
+
+// ---------------------------------------------------------------- health
+
+export const HealthLiveSchema = Type.Object({ status: Type.Literal('ok') }, { title: 'HealthLive' });
+export const HealthReadySchema = Type.Object(
+  {
+    status: Type.Literal('ok'),
+    checks: MapOf(Type.Boolean(), { description: 'Configured dependency name (`postgres`, `clickhouse`, `nats`) to its state.' }),
+  },
+  { title: 'HealthReady' },
+);
+
+// ---------------------------------------------------------------- batch
+
+export const BatchResultSchema = Type.Union(
+  [
+    Type.Object({ status: Type.Integer(), data: Type.Unknown({ description: 'A Profile, an Event or `{ status: "quarantined" }`.' }) }),
+    Type.Object({ status: Type.Integer(), error: Type.Object({ code: Type.String(), message: Type.String() }) }),
+  ],
+  { title: 'BatchResult', description: '`status` is the HTTP status the call would have had alone.' },
+);

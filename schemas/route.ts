@@ -1,0 +1,38 @@
+import type { TSchema } from '@sinclair/typebox';
+
+// Credential schemes (interface.md "Authentication", decisions §1-2).
+export type Scheme = 'none' | 'operator' | 'session' | 'apiKey' | 'deployKey' | 'pipelineKey' | 'signature';
+
+export interface ResponseDef {
+  description: string;
+  /** JSON schema of the body; omitted for bodiless answers (HEAD) or non-JSON ones. */
+  schema?: TSchema;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+/** One route of the contract. The OpenAPI document and the validators are generated from these. */
+export interface RouteDef {
+  /** operationId, also the prefix of the generated validator names. camelCase, unique. */
+  id: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'HEAD';
+  /** OpenAPI path template, e.g. /v1/apps/{id}. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Schemes accepted. `session` routes that need org:admin set `admin`. */
+  auth: Scheme[];
+  admin?: boolean;
+  params?: TSchema;
+  query?: TSchema;
+  /** Full JSON request body (including the `data` wrapper). */
+  body?: TSchema;
+  /** A non-JSON request body (raw bytes, provider payloads): its media type. */
+  rawBody?: string;
+  /** Documentation only (never compiled into a validator): the shape of a `rawBody`. */
+  rawBodySchema?: TSchema;
+  /** Documentation only: request headers (Type.Object of strings), emitted as OpenAPI header parameters. */
+  headers?: TSchema;
+  responses: Record<number, ResponseDef>;
+}

@@ -1,0 +1,725 @@
+// Every route of the contract (interface.md "Endpoints" and decisions.md). The validators and the
+// OpenAPI document are generated from this list by build.ts.
+import { Type } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import type { ResponseDef, RouteDef } from './route.js';
+import {
+  AnyObject, Body, Data, DateTime, Environment, ErrorEnvelope, List, MapOf, Nullable, PageQuery,
+  PageQueryProps, SearchPageQuery, StringEnum, TaggedUnion,
+} from './common.js';
+import {
+  AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
+  DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
+  GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
+  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema,
+  PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
+  SegmentWithCountSchema, SessionSchema, SettingsSchema, SourceSchema, TypeName, UsersMeSchema,
+  WebhookDeliverySchema, WebhookSchema,
+} from './resources.js';
+
+// ---------------------------------------------------------------- builder
+
+const ERR = {
+  400: '`malformed_request`: unparseable JSON, wrong content type, or a body without the top-level `data` wrapper.',
+  401: '`invalid_key`: missing, malformed, unknown, expired or revoked bearer, or a valid credential of a scheme this route does not accept.',
+  403deploy: '`deploy_key_scope`: an org deploy key, which is valid only on the release lifecycle (executions, artifacts, journeys, `GET /v1/users/me`).',
+  403admin: '`forbidden`: an `org:member` session; this mutation needs `org:admin`.',
+  404: '`not_found`: no such resource in the credential\'s org (a resource of another org is answered 404, never 403).',
+  413: '`payload_too_large`: the body exceeds the global body limit (default 1 MiB, `HEADWATER_BODY_LIMIT`).',
+  422: '`validation_failed`: the request breaks its schema (or the body nests deeper than 64 levels); the message names the offending field as a JSON pointer.',
+} as const;
+
+interface Spec extends Omit<RouteDef, 'responses'> {
+  ok: Record<number, ResponseDef>;
+  /** Extra error explanations per status, added to the generated ones. */
+  errors?: Record<number, string>;
+  /** false: `ok` holds every response (no generated error answers). */
+  autoErrors?: false;
+}
+
+function hasConstraints(schema: TSchema | undefined): boolean {
+  return !!schema && /"(minLength|maxLength|pattern|enum|const|minimum|maximum|format)"/.test(JSON.stringify(schema));
+}
+
+function route(spec: Spec): RouteDef {
+  const { ok, errors = {}, autoErrors, ...def } = spec;
+  const responses: Record<number, ResponseDef> = { ...ok };
+  if (autoErrors === false) return { ...def, responses };
+  const lines: Record<number, string[]> = {};
+  const add = (status: number, text: string) => { (lines[status] ??= []).push(text); };
+  const orgCredential = def.auth.some((s) => s === 'session' || s === 'apiKey' || s === 'pipelineKey');
+  if (def.body) add(400, ERR[400]);
+  if (!def.auth.includes('none') && !def.auth.includes('signature')) add(401, ERR[401]);
+  if (orgCredential && !def.auth.includes('deployKey')) add(403, ERR['403deploy']);
+  if (def.admin) add(403, ERR['403admin']);
+  if (def.params) add(404, ERR[404]);
+  if (def.body) add(413, ERR[413]);
+  if (def.body || def.query || hasConstraints(def.params)) add(422, ERR[422]);
+  for (const [status, text] of Object.entries(errors)) add(Number(status), text);
+  for (const status of Object.keys(lines).map(Number).sort((a, b) => a - b)) {
+    responses[status] = { description: lines[status].join('\n\n'), schema: ErrorEnvelope };
+  }
+  return { ...def, responses };
+}
+
+const json = (description: string, schema: TSchema): ResponseDef => ({ description, schema });
+const Params = <K extends string>(...names: K[]) =>
+  Type.Object(Object.fromEntries(names.map((n) => [n, Type.String({ minLength: 1 })])) as Record<K, ReturnType<typeof Type.String>>);
+
+// ---------------------------------------------------------------- request pieces
+
+const Identifier = Type.String({ minLength: 1, maxLength: 200 });
+const Identifiers = Type.Object(
+  {
+    anonymousId: Type.Optional(Identifier),
+    userId: Type.Optional(Identifier),
+    idpId: Type.Optional(Identifier),
+    email: Type.Optional(Identifier),
+  },
+  {
+    description:
+      'At least one of `anonymousId`, `userId`, `idpId`, `email` (each 1 to 200 characters). Identity resolution: the profile is looked up by any of them; ' +
+      'none found creates a profile, one found is updated and the new identifiers are attached, several found merge into the oldest ' +
+      '(the others get `mergedInto`; identifiers, traits with newer values winning and event history follow the survivor). ' +
+      'Two profiles holding different `userId` values are never merged; the call then lands on the profile of its `userId`.',
+    anyOf: [{ required: ['anonymousId'] }, { required: ['userId'] }, { required: ['idpId'] }, { required: ['email'] }],
+  },
+);
+
+const IdentifyData = Type.Object(
+  {
+    sourceId: Type.String({ minLength: 1, description: 'The write is attributed to this source\'s parent app.' }),
+    identifiers: Identifiers,
+    traits: Type.Optional(AnyObject({
+      description:
+        'Any members. `consent`, when an object of booleans, is merged into `profile.consent` and not stored as a trait. ' +
+        'Canonical validations (the only source of `trait_validation_failed`): `email` an e-mail address; `phone` E.164; ' +
+        '`createdAt` ISO 8601 date-time; `birthday` ISO 8601 date; `website` and `avatar` absolute http(s) URLs; `age` a number from 0 to 150.',
+    })),
+    timestamp: Type.Optional(DateTime),
+    messageId: Type.Optional(Type.String({ description: 'When given, dedups like a track `messageId`.' })),
+  },
+  { title: 'IdentifyData' },
+);
+
+const TrackData = Type.Object(
+  {
+    sourceId: Type.String({ minLength: 1, description: 'The write is attributed to this source\'s parent app.' }),
+    identifiers: Identifiers,
+    event: Type.String({ minLength: 1, maxLength: 200 }),
+    properties: Type.Optional(AnyObject()),
+    timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to `receivedAt`.' })),
+    messageId: Type.String({ minLength: 1, description: 'Dedup key, per (org, app) and permanent.' }),
+  },
+  { title: 'TrackData' },
+);
+
+const INGESTION_ERRORS = {
+  403: '`forbidden`: the `sourceId` names an archived source.',
+  404: '`not_found`: the `sourceId` is unknown or belongs to another org.',
+  429: '`rate_limited`: the per-API-key token bucket is empty (a `Retry-After` header is sent). `over_quota`: the org\'s monthly event quota is used up.',
+};
+
+const CatalogName = Type.String({ minLength: 1, maxLength: 200 });
+const CatalogQuery = Type.Object({ ...SearchPageQuery.properties, state: Type.Optional(GovernanceState) });
+const QuarantineBody = Body(Type.Object({ kind: StringEnum(['event', 'trait'] as const), name: Type.String({ minLength: 1 }) }));
+
+const AppName = Type.String({ minLength: 1, maxLength: 100 });
+const SourceCreateData = TaggedUnion('kind', [
+  Type.Object({ kind: Type.Literal('api'), config: Type.Optional(AnyObject({ default: {} })) }, { title: 'ApiSourceInput' }),
+  Type.Object(
+    {
+      kind: Type.Literal('idp'),
+      config: Type.Optional(Type.Object(
+        { signingSecret: Type.Optional(Type.String({ minLength: 1, description: 'Write-only. `whsec_` + base64 (Standard Webhooks / Svix).' })) },
+        { default: {} },
+      )),
+    },
+    { title: 'IdpSourceInput' },
+  ),
+]);
+
+const SegmentName = Type.String({ minLength: 1, maxLength: 100 });
+const Environments = Type.Array(Environment, { minItems: 1 });
+
+const WebhookUrl = Type.String({
+  format: 'uri',
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+  description: 'An http(s) URL. Loopback and private-network targets are refused (422 `validation_failed`) unless the operator allows them (`HEADWATER_WEBHOOK_ALLOW_PRIVATE=true`).',
+});
+const WebhookName = Type.String({ minLength: 1, maxLength: 100, description: 'Unique per org; journeys reference the webhook by this name.' });
+
+const Digest = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lowercase hex characters: the sha256 of the bytes.' }) });
+const Filter = Type.String({ minLength: 1, maxLength: 200 });
+
+const SvixHeaders = Type.Object({
+  'svix-id': Type.Optional(Type.String()),
+  'svix-timestamp': Type.Optional(Type.String()),
+  'svix-signature': Type.Optional(Type.String()),
+  'webhook-id': Type.Optional(Type.String({ description: 'Alternative name of `svix-id`.' })),
+  'webhook-timestamp': Type.Optional(Type.String({ description: 'Alternative name of `svix-timestamp`.' })),
+  'webhook-signature': Type.Optional(Type.String({ description: 'Alternative name of `svix-signature`.' })),
+});
+
+const IdpEvent = Type.Object(
+  {
+    type: StringEnum(['user.created', 'user.updated', 'user.deleted'] as const),
+    data: Type.Object({
+      id: Type.String(),
+      email_addresses: Type.Optional(Type.Array(Type.Object({ email_address: Type.String() }))),
+      first_name: Type.Optional(Nullable(Type.String())),
+      last_name: Type.Optional(Nullable(Type.String())),
+    }),
+  },
+  { title: 'IdpUserEvent' },
+);
+
+const text = (description: string): ResponseDef => ({ description, contentType: 'text/plain', schema: Type.String() });
+const none = (description: string): ResponseDef => ({ description });
+
+// ---------------------------------------------------------------- routes
+
+export const routes: RouteDef[] = [
+  // ------------------------------------------------------------ health
+  route({
+    id: 'healthLive', method: 'GET', path: '/health/live', tag: 'health', auth: ['none'],
+    summary: 'Liveness probe',
+    ok: { 200: json('The process is up.', Data(HealthLiveSchema)) },
+  }),
+  route({
+    id: 'healthReady', method: 'GET', path: '/health/ready', tag: 'health', auth: ['none'],
+    summary: 'Readiness probe',
+    description: 'Checks each configured dependency by name (`postgres`, `clickhouse`, `nats`).',
+    ok: { 200: json('Every configured dependency answers.', Data(HealthReadySchema)) },
+    errors: { 503: '`dependency_unavailable`: a configured dependency does not answer.' },
+  }),
+  route({
+    id: 'openapi', method: 'GET', path: '/openapi.json', tag: 'health', auth: ['none'],
+    summary: 'This OpenAPI 3.1 document',
+    description: 'Not wrapped in the envelope.',
+    ok: { 200: json('The OpenAPI 3.1 document describing this contract.', AnyObject()) },
+  }),
+
+  // ------------------------------------------------------------ ingestion
+  route({
+    id: 'identify', method: 'POST', path: '/v1/identify', tag: 'ingestion', auth: ['apiKey'],
+    summary: 'Create or merge a profile',
+    description:
+      'Profiles are scoped to (org, app); the app is the parent app of `sourceId` and the profile\'s environment is the app\'s. ' +
+      'Deny-list: a denied trait name is 422 `trait_denied` and nothing of the call is written. Under the `strict` policy, traits whose names are not in the catalog are held ' +
+      '(quarantine), the rest applied, and the Profile is returned without them. Under `permissive` (default) unknown trait names are registered as `allowed`. ' +
+      'Identify calls do not count toward the monthly quota. Every successful write updates `lastReceivedAt` of its source and app and recomputes segment memberships before answering.',
+    body: Body(IdentifyData),
+    ok: { 200: json('The Profile.', Data(ProfileSchema)) },
+    errors: { ...INGESTION_ERRORS, 422: '`trait_validation_failed`: a canonical trait has a bad format (the message names the trait). `trait_denied`: a trait name is denied.' },
+  }),
+  route({
+    id: 'track', method: 'POST', path: '/v1/track', tag: 'ingestion', auth: ['apiKey'],
+    summary: 'Record one event',
+    description:
+      'Resolves the profile like identify, then writes the event. `messageId` dedup is per (org, app) and permanent: a replay answers 200 with the original Event even if its body differs ' +
+      '(a replay of a held event answers the quarantined answer). Under `strict`, an event name not in the catalog is held whole and answered 200 `{ data: { status: "quarantined" } }`. ' +
+      'A denied event name is 422 `event_denied` and nothing is written. Accepted track calls count toward the monthly quota.',
+    body: Body(TrackData),
+    ok: {
+      201: json('The written Event.', Data(EventSchema)),
+      200: json('The original Event (deduplicated replay) or `{ status: "quarantined" }` (held under the strict policy).', Data(Type.Union([EventSchema, QuarantinedSchema]))),
+    },
+    errors: { ...INGESTION_ERRORS, 422: '`event_denied`: the event name is denied. `trait_validation_failed` / `trait_denied` do not apply to track.' },
+  }),
+  route({
+    id: 'batch', method: 'POST', path: '/v1/batch', tag: 'ingestion', auth: ['apiKey'],
+    summary: 'Identify and track calls in one request',
+    description:
+      'For SDKs. `data.calls` holds 1 to 500 calls, each `{ type: "identify" | "track", ...call }` where `call` is the `data` of `/v1/identify` or `/v1/track` without `sourceId` ' +
+      '(the batch `sourceId` applies to all). Each call is judged on its own, in order: the answer holds one result per call, `{ status, data }` or `{ status, error }`, ' +
+      '`status` being the HTTP status the call would have had alone (200, 201, 403, 422, 429 ...). A call that is not a valid identify or track gets status 422 `validation_failed`.',
+    body: Body(Type.Object({
+      sourceId: Type.String({ minLength: 1 }),
+      calls: Type.Array(AnyObject({ title: 'BatchCall', description: '`{ type: "identify" | "track", ...call }`; validated on its own.' }), { minItems: 1, maxItems: 500 }),
+    })),
+    ok: { 200: json('One result per call, in order.', Data(Type.Array(BatchResultSchema))) },
+    errors: INGESTION_ERRORS,
+  }),
+
+  // ------------------------------------------------------------ catalog
+  route({
+    id: 'catalogEventsCreate', method: 'POST', path: '/v1/catalog/events', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Register a catalog event',
+    body: Body(Type.Object({ name: CatalogName, properties: Type.Optional(MapOf(TypeName, { default: {}, description: 'Property name to type name.' })) })),
+    ok: { 201: json('The registered event, state `allowed`.', Data(CatalogEventSchema)) },
+    errors: { 409: '`conflict`: an event of that name is already registered.' },
+  }),
+  route({
+    id: 'catalogEventsList', method: 'GET', path: '/v1/catalog/events', tag: 'catalog', auth: ['session'],
+    summary: 'List catalog events',
+    query: CatalogQuery,
+    ok: { 200: json('A page of catalog events.', List(CatalogEventSchema)) },
+  }),
+  route({
+    id: 'catalogEventsGet', method: 'GET', path: '/v1/catalog/events/{name}', tag: 'catalog', auth: ['session'],
+    summary: 'Fetch a catalog event',
+    params: Type.Object({ name: CatalogName }),
+    ok: { 200: json('The catalog event.', Data(CatalogEventSchema)) },
+  }),
+  route({
+    id: 'catalogEventsUpdate', method: 'PATCH', path: '/v1/catalog/events/{name}', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Replace a catalog event\'s property types',
+    params: Type.Object({ name: CatalogName }),
+    body: Body(Type.Object({ properties: MapOf(TypeName, { description: 'Property name to type name.' }) })),
+    ok: { 200: json('The catalog event.', Data(CatalogEventSchema)) },
+  }),
+  route({
+    id: 'catalogEventsSetState', method: 'POST', path: '/v1/catalog/events/{name}/state', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Allow or deny a catalog event',
+    description: 'Denied always wins at ingestion: a denied event name on track is 422 `event_denied`.',
+    params: Type.Object({ name: CatalogName }),
+    body: Body(Type.Object({ state: GovernanceState })),
+    ok: { 200: json('The catalog event.', Data(CatalogEventSchema)) },
+  }),
+  route({
+    id: 'catalogTraitsCreate', method: 'POST', path: '/v1/catalog/traits', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Register a catalog trait',
+    body: Body(Type.Object({ name: CatalogName, type: TypeName })),
+    ok: { 201: json('The registered trait, state `allowed`.', Data(CatalogTraitSchema)) },
+    errors: { 409: '`conflict`: a trait of that name is already registered.' },
+  }),
+  route({
+    id: 'catalogTraitsList', method: 'GET', path: '/v1/catalog/traits', tag: 'catalog', auth: ['session'],
+    summary: 'List catalog traits',
+    query: CatalogQuery,
+    ok: { 200: json('A page of catalog traits.', List(CatalogTraitSchema)) },
+  }),
+  route({
+    id: 'catalogTraitsGet', method: 'GET', path: '/v1/catalog/traits/{name}', tag: 'catalog', auth: ['session'],
+    summary: 'Fetch a catalog trait',
+    params: Type.Object({ name: CatalogName }),
+    ok: { 200: json('The catalog trait.', Data(CatalogTraitSchema)) },
+  }),
+  route({
+    id: 'catalogTraitsUpdate', method: 'PATCH', path: '/v1/catalog/traits/{name}', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Change a catalog trait\'s type',
+    params: Type.Object({ name: CatalogName }),
+    body: Body(Type.Object({ type: TypeName })),
+    ok: { 200: json('The catalog trait.', Data(CatalogTraitSchema)) },
+  }),
+  route({
+    id: 'catalogTraitsSetState', method: 'POST', path: '/v1/catalog/traits/{name}/state', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Allow or deny a catalog trait',
+    description: 'Denied always wins at ingestion: a denied trait name on identify is 422 `trait_denied`.',
+    params: Type.Object({ name: CatalogName }),
+    body: Body(Type.Object({ state: GovernanceState })),
+    ok: { 200: json('The catalog trait.', Data(CatalogTraitSchema)) },
+  }),
+  route({
+    id: 'catalogQuarantinePromote', method: 'POST', path: '/v1/catalog/quarantine/promote', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Promote a quarantined name',
+    description: 'Allow-lists the held name in the catalog and applies its held values in arrival order (events written, traits set). Answers how many were applied (0 when nothing is held).',
+    body: QuarantineBody,
+    ok: { 200: json('How many held values were applied.', Data(PromotedSchema)) },
+  }),
+  route({
+    id: 'catalogQuarantineDeny', method: 'POST', path: '/v1/catalog/quarantine/deny', tag: 'catalog', auth: ['session'], admin: true,
+    summary: 'Deny a quarantined name',
+    description: 'Denies the name in the catalog and drops its held values. Answers how many were dropped (0 when nothing is held).',
+    body: QuarantineBody,
+    ok: { 200: json('How many held values were dropped.', Data(DroppedSchema)) },
+  }),
+
+  // ------------------------------------------------------------ apps and sources
+  route({
+    id: 'appsCreate', method: 'POST', path: '/v1/apps', tag: 'apps', auth: ['session'], admin: true,
+    summary: 'Create an app',
+    description: 'Every app is created together with its first-party `api` source.',
+    body: Body(Type.Object({ name: AppName, environment: Type.Optional(StringEnum(['development', 'production'] as const, { default: 'production' })) })),
+    ok: { 201: json('The App.', Data(AppSchema)) },
+  }),
+  route({
+    id: 'appsList', method: 'GET', path: '/v1/apps', tag: 'apps', auth: ['session'],
+    summary: 'List apps',
+    query: Type.Object({ ...SearchPageQuery.properties, status: Type.Optional(StringEnum(['active', 'archived', 'all'] as const, { default: 'all' })) }),
+    ok: { 200: json('A page of apps.', List(AppSchema)) },
+  }),
+  route({
+    id: 'appsGet', method: 'GET', path: '/v1/apps/{id}', tag: 'apps', auth: ['session'],
+    summary: 'Fetch an app',
+    params: Params('id'),
+    ok: { 200: json('The App.', Data(AppSchema)) },
+  }),
+  route({
+    id: 'appsUpdate', method: 'PATCH', path: '/v1/apps/{id}', tag: 'apps', auth: ['session'], admin: true,
+    summary: 'Rename or archive an app',
+    description: '`status` accepts only `archived` (sets `archivedAt`); there is no route back to active.',
+    params: Params('id'),
+    body: Body(Type.Object({ name: Type.Optional(AppName), status: Type.Optional(StringEnum(['archived'] as const)) })),
+    ok: { 200: json('The App.', Data(AppSchema)) },
+  }),
+  route({
+    id: 'appSourcesCreate', method: 'POST', path: '/v1/apps/{appId}/sources', tag: 'apps', auth: ['session'], admin: true,
+    summary: 'Create a source under an app',
+    description: 'An `api` source is a first-party ingestion pipe; an `idp` source receives identity-provider webhooks at `POST /v1/sources/{sourceId}/webhook`. The signing secret is write-only.',
+    params: Params('appId'),
+    body: Body(SourceCreateData),
+    ok: { 201: json('The Source.', Data(SourceSchema)) },
+  }),
+  route({
+    id: 'appSourcesList', method: 'GET', path: '/v1/apps/{appId}/sources', tag: 'apps', auth: ['session'],
+    summary: 'List an app\'s sources',
+    params: Params('appId'),
+    query: PageQuery,
+    ok: { 200: json('A page of sources.', List(SourceSchema)) },
+  }),
+  route({
+    id: 'sourcesGet', method: 'GET', path: '/v1/sources/{id}', tag: 'sources', auth: ['session'],
+    summary: 'Fetch a source',
+    params: Params('id'),
+    ok: { 200: json('The Source.', Data(SourceSchema)) },
+  }),
+  route({
+    id: 'sourcesUpdate', method: 'PATCH', path: '/v1/sources/{id}', tag: 'sources', auth: ['session'], admin: true,
+    summary: 'Set or rotate a source\'s config',
+    description: 'Replaces `config`. A `signingSecret` inside it is write-only; `configured` reports whether one is stored.',
+    params: Params('id'),
+    body: Body(Type.Object({ config: Type.Unknown({ description: 'Any JSON value.' }) })),
+    ok: { 200: json('The Source.', Data(SourceSchema)) },
+  }),
+  route({
+    id: 'sourcesDelete', method: 'DELETE', path: '/v1/sources/{id}', tag: 'sources', auth: ['session'], admin: true,
+    summary: 'Archive a source',
+    description: 'Sets `archivedAt`. Calls carrying the archived source id are refused with 403; ingestion resumes only through a fresh `api` source with a new id.',
+    params: Params('id'),
+    ok: { 200: json('The archived Source.', Data(SourceSchema)) },
+  }),
+  route({
+    id: 'sourcesWebhook', method: 'POST', path: '/v1/sources/{sourceId}/webhook', tag: 'sources', auth: ['signature'],
+    summary: 'Identity-provider webhook receiver',
+    description:
+      'Public: no bearer. Accepts identity-provider user events signed with the Standard Webhooks / Svix scheme: headers `svix-id`, `svix-timestamp`, `svix-signature` ' +
+      '(or the `webhook-*` names); secret = the source\'s `config.signingSecret` (`whsec_` + base64); timestamp tolerance 5 minutes. ' +
+      '`user.created` / `user.updated` identify the profile with `idpId = data.id` (and `email` from the first e-mail address), setting traits `email`, `firstName`, `lastName`; ' +
+      '`user.deleted` sets trait `deleted = true`. A source with no secret configured refuses every call with 401. Answers are plain text, not the envelope.',
+    params: Params('sourceId'),
+    headers: SvixHeaders,
+    rawBody: 'application/json',
+    rawBodySchema: IdpEvent,
+    autoErrors: false,
+    ok: {
+      200: text('`ok`'),
+      400: text('`bad payload`'),
+      401: text('`invalid signature` (also when the source has no secret configured)'),
+      403: text('`source archived`'),
+      404: text('`unknown source`'),
+    },
+  }),
+
+  // ------------------------------------------------------------ segments
+  route({
+    id: 'segmentsCreate', method: 'POST', path: '/v1/segments', tag: 'segments', auth: ['session'], admin: true,
+    summary: 'Create a segment',
+    description: 'Computes membership immediately over existing profiles (`memberCount` is exact); each resulting entry emits `system.segment_entered`. ' + PREDICATE_SEMANTICS,
+    body: Body(Type.Object({
+      name: SegmentName,
+      description: Type.Optional(Nullable(Type.String())),
+      definition: DefinitionInputSchema,
+      environments: Type.Optional(Type.Array(Environment, { minItems: 1, default: ['development', 'production'] })),
+    })),
+    ok: { 201: json('The Segment with its member count.', Data(SegmentWithCountSchema)) },
+  }),
+  route({
+    id: 'segmentsPreview', method: 'POST', path: '/v1/segments/preview', tag: 'segments', auth: ['session'],
+    summary: 'Preview a draft definition',
+    description: 'Evaluates a definition without storing it (not a mutation: `org:member` may call it). Scans at most 10,000 profiles (configurable); `truncated` says whether it stopped early. ' + PREDICATE_SEMANTICS,
+    body: Body(DefinitionInputSchema),
+    ok: { 200: json('The preview.', Data(SegmentPreviewSchema)) },
+  }),
+  route({
+    id: 'segmentsList', method: 'GET', path: '/v1/segments', tag: 'segments', auth: ['session'],
+    summary: 'List segments',
+    query: SearchPageQuery,
+    ok: { 200: json('A page of segments (without `memberCount`).', List(SegmentSchema)) },
+  }),
+  route({
+    id: 'segmentsGet', method: 'GET', path: '/v1/segments/{id}', tag: 'segments', auth: ['session'],
+    summary: 'Fetch a segment',
+    params: Params('id'),
+    ok: { 200: json('The Segment with its member count.', Data(SegmentWithCountSchema)) },
+  }),
+  route({
+    id: 'segmentsUpdate', method: 'PATCH', path: '/v1/segments/{id}', tag: 'segments', auth: ['session'], admin: true,
+    summary: 'Update a segment',
+    description: 'Every member optional; a given `definition` replaces the old one whole (its `predicates` are required). Membership is recomputed immediately and transitions emit events.',
+    params: Params('id'),
+    body: Body(Type.Object({
+      name: Type.Optional(SegmentName),
+      description: Type.Optional(Nullable(Type.String())),
+      definition: Type.Optional(DefinitionInputSchema),
+      environments: Type.Optional(Environments),
+    })),
+    ok: { 200: json('The Segment with its member count.', Data(SegmentWithCountSchema)) },
+  }),
+  route({
+    id: 'segmentsDelete', method: 'DELETE', path: '/v1/segments/{id}', tag: 'segments', auth: ['session'], admin: true,
+    summary: 'Delete a segment',
+    params: Params('id'),
+    ok: { 200: json('Deleted.', Data(DeletedSchema)) },
+  }),
+  route({
+    id: 'segmentsMembers', method: 'GET', path: '/v1/segments/{id}/members', tag: 'segments', auth: ['session'],
+    summary: 'List a segment\'s members',
+    description: 'Merged-away profiles are never members.',
+    params: Params('id'),
+    query: PageQuery,
+    ok: { 200: json('A page of members.', List(SegmentMemberSchema)) },
+  }),
+
+  // ------------------------------------------------------------ executions
+  route({
+    id: 'executionsList', method: 'GET', path: '/v1/executions', tag: 'executions', auth: ['session', 'deployKey'],
+    summary: 'List executions, newest first',
+    query: Type.Object({
+      ...PageQueryProps,
+      journey: Type.Optional(Filter),
+      release: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A push id (`releaseId`).' })),
+      status: Type.Optional(ExecutionStatus),
+      profileId: Type.Optional(Filter),
+      since: Type.Optional(Type.String({ format: 'date-time', description: 'Executions started at or after this instant.' })),
+    }),
+    ok: { 200: json('A page of executions, newest first.', List(ExecutionSchema)) },
+  }),
+  route({
+    id: 'executionsGet', method: 'GET', path: '/v1/executions/{id}', tag: 'executions', auth: ['session', 'deployKey'],
+    summary: 'Fetch an execution with its journal and logs',
+    description: 'The execution record is kept beyond its workflow\'s retention window.',
+    params: Params('id'),
+    ok: { 200: json('The execution with `journal` and `logs`.', Data(ExecutionDetailSchema)) },
+  }),
+
+  // ------------------------------------------------------------ artifacts
+  route({
+    id: 'artifactsHead', method: 'HEAD', path: '/v1/artifacts/{digest}', tag: 'artifacts', auth: ['session', 'deployKey', 'pipelineKey'],
+    summary: 'Does the org have this artifact?',
+    description: 'No body in any answer.',
+    params: Digest,
+    autoErrors: false,
+    ok: {
+      200: none('The org has the artifact; `content-length` is its size.'),
+      401: none('`invalid_key` (no body).'),
+      404: none('The org does not have the artifact.'),
+      422: none('The digest is not 64 lowercase hex characters (no body).'),
+    },
+  }),
+  route({
+    id: 'artifactsPut', method: 'PUT', path: '/v1/artifacts/{digest}', tag: 'artifacts', auth: ['session', 'deployKey', 'pipelineKey'],
+    summary: 'Upload an artifact',
+    description: 'The body is the raw bytes; they must hash (sha256) to the digest. Artifacts are immutable and deduplicated within an org. The artifact size limit (default 32 MiB, `HEADWATER_ARTIFACT_LIMIT`) replaces the global body limit.',
+    params: Digest,
+    query: Type.Object({ kind: StringEnum(['bundle', 'source'] as const) }),
+    rawBody: 'application/octet-stream',
+    ok: {
+      201: json('Stored.', Data(ArtifactSchema)),
+      200: json('Already present.', Data(ArtifactSchema)),
+    },
+    errors: {
+      413: '`artifact_too_large`: the bytes exceed the artifact limit (default 32 MiB).',
+      422: '`validation_failed`: the bytes do not hash to the digest.',
+    },
+  }),
+
+  // ------------------------------------------------------------ pushes
+  route({
+    id: 'pushesCreate', method: 'POST', path: '/v1/pushes', tag: 'pushes', auth: ['session', 'pipelineKey'],
+    summary: 'Push a project',
+    description:
+      'Stores the project\'s manifest and files a new version of every journey and template whose `bundle` differs from the latest version of that key (keys are unique per org and kind); ' +
+      'an unchanged key gets none. Returns once stored; versions then compile asynchronously, each on its own. A push turns nothing on: enabling is `PATCH /v1/journeys/{key}`. ' +
+      '`bundle` and `source` digests must name stored artifacts and `appId` must be an app of the org, else 422 `validation_failed` naming them.',
+    body: Body(Type.Object({
+      manifest: ManifestInputSchema,
+      appId: Type.String({ maxLength: 200 }),
+      orgId: Type.String({ maxLength: 200 }),
+    })),
+    ok: { 201: json('The Push with its versions.', Data(PushSchema)) },
+  }),
+  route({
+    id: 'pushesList', method: 'GET', path: '/v1/pushes', tag: 'pushes', auth: ['session'],
+    summary: 'List pushes, newest first',
+    query: Type.Object({ ...PageQueryProps, appId: Type.Optional(Type.String({ maxLength: 200 })) }),
+    ok: { 200: json('A page of pushes, newest first.', List(PushSchema)) },
+  }),
+  route({
+    id: 'pushesGet', method: 'GET', path: '/v1/pushes/{id}', tag: 'pushes', auth: ['session'],
+    summary: 'Fetch a push with its versions',
+    params: Params('id'),
+    ok: { 200: json('The Push.', Data(PushSchema)) },
+  }),
+  route({
+    id: 'pushesSource', method: 'GET', path: '/v1/pushes/{id}/source', tag: 'pushes', auth: ['session'],
+    summary: 'Download a push\'s source archive',
+    params: Params('id'),
+    ok: {
+      200: {
+        description: 'The stored source artifact (a gzip tarball).',
+        contentType: 'application/gzip',
+        schema: Type.Unsafe<string>({ type: 'string', contentMediaType: 'application/gzip' }),
+      },
+    },
+  }),
+
+  // ------------------------------------------------------------ webhooks
+  route({
+    id: 'webhooksCreate', method: 'POST', path: '/v1/webhooks', tag: 'webhooks', auth: ['session'], admin: true,
+    summary: 'Register a webhook',
+    description: 'The answer carries `signingSecret` (`whsec_` + base64), shown only here.',
+    body: Body(Type.Object({ name: WebhookName, config: Type.Object({ url: WebhookUrl }) })),
+    ok: { 201: json('The Webhook including `signingSecret`.', Data(WebhookSchema)) },
+    errors: { 409: '`conflict`: a webhook of that name exists.' },
+  }),
+  route({
+    id: 'webhooksList', method: 'GET', path: '/v1/webhooks', tag: 'webhooks', auth: ['session'],
+    summary: 'List webhooks',
+    query: SearchPageQuery,
+    ok: { 200: json('A page of webhooks.', List(WebhookSchema)) },
+  }),
+  route({
+    id: 'webhooksGet', method: 'GET', path: '/v1/webhooks/{id}', tag: 'webhooks', auth: ['session'],
+    summary: 'Fetch a webhook',
+    params: Params('id'),
+    ok: { 200: json('The Webhook.', Data(WebhookSchema)) },
+  }),
+  route({
+    id: 'webhooksUpdate', method: 'PATCH', path: '/v1/webhooks/{id}', tag: 'webhooks', auth: ['session'], admin: true,
+    summary: 'Update, enable or disable a webhook',
+    description: '`enabled: true` re-enables an (auto-)disabled webhook and resets its failure count; `enabled: false` disables it.',
+    params: Params('id'),
+    body: Body(Type.Object({
+      name: Type.Optional(WebhookName),
+      config: Type.Optional(Type.Object({ url: WebhookUrl })),
+      enabled: Type.Optional(Type.Boolean()),
+    })),
+    ok: { 200: json('The Webhook.', Data(WebhookSchema)) },
+    errors: { 409: '`conflict`: a webhook of that name exists.' },
+  }),
+  route({
+    id: 'webhooksDelete', method: 'DELETE', path: '/v1/webhooks/{id}', tag: 'webhooks', auth: ['session'], admin: true,
+    summary: 'Delete a webhook',
+    params: Params('id'),
+    ok: { 200: json('Deleted.', Data(DeletedSchema)) },
+  }),
+  route({
+    id: 'webhooksDeliveries', method: 'GET', path: '/v1/webhooks/{id}/deliveries', tag: 'webhooks', auth: ['session'],
+    summary: 'List a webhook\'s deliveries, newest first',
+    params: Params('id'),
+    query: PageQuery,
+    ok: { 200: json('A page of deliveries, newest first.', List(WebhookDeliverySchema)) },
+  }),
+
+  // ------------------------------------------------------------ operator
+  route({
+    id: 'orgsCreate', method: 'POST', path: '/v1/orgs', tag: 'operator', auth: ['operator'],
+    summary: 'Create an organization',
+    description: 'Operator token only. Answers the org and its credentials; secrets are shown only here (the service stores hashes).',
+    body: Body(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) })),
+    ok: { 201: json('The org and its credentials.', Data(OrgCreatedSchema)) },
+  }),
+  route({
+    id: 'orgsSessionsCreate', method: 'POST', path: '/v1/orgs/{orgId}/sessions', tag: 'operator', auth: ['operator'],
+    summary: 'Issue a session token',
+    description: 'Operator token only. Signs a session JWT for the org with the given role.',
+    params: Params('orgId'),
+    body: Body(Type.Object({ role: Role, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) })),
+    ok: { 201: json('The session.', Data(SessionSchema)) },
+  }),
+  route({
+    id: 'orgsUpdate', method: 'PATCH', path: '/v1/orgs/{orgId}', tag: 'operator', auth: ['operator'],
+    summary: 'Set an org\'s limits',
+    description: 'Operator token only. A partial `limits` object changes only the given members; changes take effect within one second.',
+    params: Params('orgId'),
+    body: Body(Type.Object({
+      limits: Type.Object({
+        ratePerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Token-bucket refill rate per API key.' })),
+        burst: Type.Optional(Type.Number({ minimum: 1, description: 'Token-bucket size per API key.' })),
+        monthlyEvents: Type.Optional(Nullable(Type.Integer({ minimum: 0 }), { description: 'Accepted track calls per month; null for unlimited.' })),
+      }),
+    })),
+    ok: { 200: json('The org and its limits.', Data(OrgUpdatedSchema)) },
+  }),
+
+  // ------------------------------------------------------------ settings and users
+  route({
+    id: 'settingsGet', method: 'GET', path: '/v1/settings', tag: 'settings', auth: ['session'],
+    summary: 'Org settings',
+    ok: { 200: json('The settings.', Data(SettingsSchema)) },
+  }),
+  route({
+    id: 'settingsUpdate', method: 'PATCH', path: '/v1/settings', tag: 'settings', auth: ['session'], admin: true,
+    summary: 'Set the ingestion policy',
+    body: Body(Type.Object({ ingestionPolicy: IngestionPolicy })),
+    ok: { 200: json('The settings.', Data(SettingsSchema)) },
+  }),
+  route({
+    id: 'usersMe', method: 'GET', path: '/v1/users/me', tag: 'users', auth: ['session', 'apiKey', 'deployKey', 'pipelineKey'],
+    summary: 'Who am I',
+    description: 'Accepts every org credential, so that tools learn their org. `role` and `userId` are null for keys.',
+    ok: { 200: json('The caller.', Data(UsersMeSchema)) },
+  }),
+
+  // ------------------------------------------------------------ events and profiles
+  route({
+    id: 'eventsList', method: 'GET', path: '/v1/events', tag: 'events', auth: ['session'],
+    summary: 'List events, newest first',
+    description: 'An event is listed once it is durably stored. `since` (inclusive) and `until` (exclusive) filter on `timestamp`.',
+    query: Type.Object({
+      ...PageQueryProps,
+      profileId: Type.Optional(Filter),
+      event: Type.Optional(Filter),
+      appId: Type.Optional(Filter),
+      since: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive, on `timestamp`.' })),
+      until: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive, on `timestamp`.' })),
+    }),
+    ok: { 200: json('A page of events, newest first.', List(EventSchema)) },
+  }),
+  route({
+    id: 'profilesGet', method: 'GET', path: '/v1/profiles/{id}', tag: 'events', auth: ['session'],
+    summary: 'Fetch a profile as stored',
+    description: 'A merged-away profile is answered as stored, `mergedInto` naming the survivor.',
+    params: Params('id'),
+    ok: { 200: json('The Profile.', Data(ProfileSchema)) },
+  }),
+  route({
+    id: 'profilesList', method: 'GET', path: '/v1/profiles', tag: 'events', auth: ['session'],
+    summary: 'Find the live profile holding an identifier',
+    description: 'Answers a list of at most one profile: the live (not merged-away) profile holding the identifier `kind`=`value`.',
+    query: Type.Object({ ...PageQueryProps, kind: IdentifierKind, value: Type.String({ minLength: 1, maxLength: 200 }) }),
+    ok: { 200: json('Zero or one profile.', List(ProfileSchema)) },
+  }),
+
+  // ------------------------------------------------------------ journeys and emails
+  route({
+    id: 'journeysList', method: 'GET', path: '/v1/journeys', tag: 'journeys', auth: ['session', 'deployKey'],
+    summary: 'List journeys',
+    query: PageQuery,
+    ok: { 200: json('A page of journeys.', List(JourneySchema)) },
+  }),
+  route({
+    id: 'journeysGet', method: 'GET', path: '/v1/journeys/{key}', tag: 'journeys', auth: ['session', 'deployKey'],
+    summary: 'Fetch a journey',
+    params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
+    ok: { 200: json('The Journey.', Data(JourneySchema)) },
+  }),
+  route({
+    id: 'journeysUpdate', method: 'PATCH', path: '/v1/journeys/{key}', tag: 'journeys', auth: ['session', 'deployKey'], admin: true,
+    summary: 'Enable or disable a journey',
+    description: 'Session with `org:admin`, or a deploy key (which acts as org:admin on the release lifecycle). New executions take the newest ready version; running ones keep theirs.',
+    params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
+    body: Body(Type.Object({ enabled: Type.Boolean() })),
+    ok: { 200: json('The Journey.', Data(JourneySchema)) },
+    errors: { 409: '`release_not_ready`: enabling a journey that has no `ready` version.' },
+  }),
+  route({
+    id: 'emailsList', method: 'GET', path: '/v1/emails', tag: 'emails', auth: ['session'],
+    summary: 'List e-mail deliveries, newest first',
+    description: '`email.send` renders the template version for `template` with `props` (validated against its `propsSchema`) and hands it to the SMTP transport (`SMTP_URL`); with none configured it is kept in a local outbox (`status` `outbox`).',
+    query: PageQuery,
+    ok: { 200: json('A page of e-mails, newest first.', List(EmailSchema)) },
+  }),
+];
