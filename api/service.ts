@@ -56,7 +56,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (config.natsUrl) {
       nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater' });
       const conn = nc;
-      closers.push(() => conn.drain());
+      // drain() refuses a disconnected connection; close() still releases its reconnect timers.
+      closers.push(() => conn.drain().catch(() => conn.close()));
     }
 
     const auth = createAuth({

@@ -250,7 +250,8 @@ const Duration = Type.Union([Type.String(), Type.Integer()], {
 });
 
 function call<N extends string, A extends Parameters<typeof Type.Object>[0]>(name: N, args: A) {
-  return Type.Object({ name: Type.Literal(name), args: Type.Object(args) }, { title: `Call ${name}` });
+  const title = name.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('') + 'Call';
+  return Type.Object({ name: Type.Literal(name), args: Type.Object(args) }, { title });
 }
 
 export const JournalCallSchema = TaggedUnion(

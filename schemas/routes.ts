@@ -22,8 +22,8 @@ import {
 const ERR = {
   400: '`malformed_request`: unparseable JSON, wrong content type, or a body without the top-level `data` wrapper.',
   401: '`invalid_key`: missing, malformed, unknown, expired or revoked bearer, or a valid credential of a scheme this route does not accept.',
-  403deploy: '`deploy_key_scope`: an org deploy key, which is valid only on the release lifecycle (executions, artifacts, journeys, `GET /v1/users/me`).',
-  403admin: '`forbidden`: an `org:member` session; this mutation needs `org:admin`.',
+  '403deploy': '`deploy_key_scope`: an org deploy key, which is valid only on the release lifecycle (executions, artifacts, journeys, `GET /v1/users/me`).',
+  '403admin': '`forbidden`: an `org:member` session; this mutation needs `org:admin`.',
   404: '`not_found`: no such resource in the credential\'s org (a resource of another org is answered 404, never 403).',
   413: '`payload_too_large`: the body exceeds the global body limit (default 1 MiB, `HEADWATER_BODY_LIMIT`).',
   422: '`validation_failed`: the request breaks its schema (or the body nests deeper than 64 levels); the message names the offending field as a JSON pointer.',
@@ -35,6 +35,8 @@ interface Spec extends Omit<RouteDef, 'responses'> {
   errors?: Record<number, string>;
   /** false: `ok` holds every response (no generated error answers). */
   autoErrors?: false;
+  /** Generated error statuses that this route cannot give. */
+  omit?: number[];
 }
 
 function hasConstraints(schema: TSchema | undefined): boolean {
@@ -42,7 +44,7 @@ function hasConstraints(schema: TSchema | undefined): boolean {
 }
 
 function route(spec: Spec): RouteDef {
-  const { ok, errors = {}, autoErrors, ...def } = spec;
+  const { ok, errors = {}, autoErrors, omit = [], ...def } = spec;
   const responses: Record<number, ResponseDef> = { ...ok };
   if (autoErrors === false) return { ...def, responses };
   const lines: Record<number, string[]> = {};
@@ -55,6 +57,7 @@ function route(spec: Spec): RouteDef {
   if (def.params) add(404, ERR[404]);
   if (def.body) add(413, ERR[413]);
   if (def.body || def.query || hasConstraints(def.params)) add(422, ERR[422]);
+  for (const status of omit) delete lines[status];
   for (const [status, text] of Object.entries(errors)) add(Number(status), text);
   for (const status of Object.keys(lines).map(Number).sort((a, b) => a - b)) {
     responses[status] = { description: lines[status].join('\n\n'), schema: ErrorEnvelope };
@@ -64,7 +67,7 @@ function route(spec: Spec): RouteDef {
 
 const json = (description: string, schema: TSchema): ResponseDef => ({ description, schema });
 const Params = <K extends string>(...names: K[]) =>
-  Type.Object(Object.fromEntries(names.map((n) => [n, Type.String({ minLength: 1 })])) as Record<K, ReturnType<typeof Type.String>>);
+  Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, ReturnType<typeof Type.String>>);
 
 // ---------------------------------------------------------------- request pieces
 
@@ -515,6 +518,7 @@ export const routes: RouteDef[] = [
     params: Digest,
     query: Type.Object({ kind: StringEnum(['bundle', 'source'] as const) }),
     rawBody: 'application/octet-stream',
+    omit: [404],
     ok: {
       201: json('Stored.', Data(ArtifactSchema)),
       200: json('Already present.', Data(ArtifactSchema)),

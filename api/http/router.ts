@@ -1,7 +1,9 @@
-// Path-template router: static segments are matched by a Map, `{param}` segments capture.
-// Built once at start-up; matching allocates only the params object.
+// Path-template router: static segments are matched by a Map, `{param}` segments capture. Param
+// names belong to each route (the contract has /v1/apps/{id} beside /v1/apps/{appId}/sources), so
+// a route's leaf keeps its own names. Built once at start-up.
 
-interface Node<T> { statics: Map<string, Node<T>>; param?: { name: string; node: Node<T> }; handlers: Map<string, T> }
+interface Leaf<T> { value: T; names: string[] }
+interface Node<T> { statics: Map<string, Node<T>>; param?: Node<T>; handlers: Map<string, Leaf<T>> }
 
 const newNode = <T>(): Node<T> => ({ statics: new Map(), handlers: new Map() });
 
@@ -12,24 +14,23 @@ export class Router<T> {
 
   add(method: string, template: string, value: T): void {
     let node = this.root;
+    const names: string[] = [];
     for (const seg of template.split('/').filter(Boolean)) {
       if (seg.startsWith('{') && seg.endsWith('}')) {
-        const name = seg.slice(1, -1);
-        if (!node.param) node.param = { name, node: newNode<T>() };
-        else if (node.param.name !== name) throw new Error(`conflicting param names at ${template}`);
-        node = node.param.node;
+        names.push(seg.slice(1, -1));
+        node = node.param ??= newNode<T>();
       } else {
         let next = node.statics.get(seg);
         if (!next) { next = newNode<T>(); node.statics.set(seg, next); }
         node = next;
       }
     }
-    node.handlers.set(method, value);
+    node.handlers.set(method, { value, names });
   }
 
   /** Returns the match, `'method'` when the path exists under other methods, or undefined. */
   find(method: string, path: string): Match<T> | 'method' | undefined {
-    const params: Record<string, string> = {};
+    const values: string[] = [];
     let node: Node<T> | undefined = this.root;
     let start = 1;
     const n = path.length;
@@ -41,15 +42,17 @@ export class Router<T> {
         const s: Node<T> | undefined = node.statics.get(seg);
         if (s) node = s;
         else if (node.param) {
-          try { params[node.param.name] = decodeURIComponent(seg); } catch { return undefined; }
-          node = node.param.node;
+          try { values.push(decodeURIComponent(seg)); } catch { return undefined; }
+          node = node.param;
         } else return undefined;
       }
       start = end + 1;
     }
     if (!node) return undefined;
-    const value = node.handlers.get(method);
-    if (value !== undefined) return { value, params };
-    return node.handlers.size > 0 ? 'method' : undefined;
+    const leaf = node.handlers.get(method);
+    if (leaf === undefined) return node.handlers.size > 0 ? 'method' : undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < leaf.names.length; i++) params[leaf.names[i]!] = values[i]!;
+    return { value: leaf.value, params };
   }
 }

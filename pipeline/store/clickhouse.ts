@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { lockDir } from './lock.js';
 
 export interface Clickhouse {
   client: ClickHouseClient;
@@ -17,6 +18,7 @@ export async function openClickhouse(opts: { url?: string; dataDir: string }): P
   const { createChdbConnection } = await import('chdb/connection');
   const path = join(opts.dataDir, 'ch');
   mkdirSync(path, { recursive: true, mode: 0o700 });
+  const unlock = lockDir(path, 'ClickHouse');
   const client = createClient({ connection: createChdbConnection({ path }) } as any);
-  return { client, embedded: true, close: () => client.close() };
+  return { client, embedded: true, async close() { await client.close(); unlock(); } };
 }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { lockDir } from './lock.js';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../api/log.js';
@@ -32,7 +33,7 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   }
   const dir = join(opts.dataDir, 'pg');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  lockDir(dir);
+  const unlock = lockDir(dir, 'Postgres');
   // A socket in the data directory: only this user can reach it, and no TCP port is opened.
   const sockDir = join(opts.dataDir, 'run');
   mkdirSync(sockDir, { recursive: true, mode: 0o700 });
@@ -58,24 +59,10 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
         const t = setTimeout(() => { void worker.terminate().then(() => resolve()); }, 5000);
         worker.once('message', () => { clearTimeout(t); void worker.terminate().then(() => resolve()); });
       });
-      unlockDir(dir);
+      unlock();
     },
   };
 }
-
-// PGlite files must not be opened by two processes: a pid lock refuses the second one.
-function lockDir(dir: string) {
-  const lock = join(dir, 'owner.pid');
-  if (existsSync(lock)) {
-    const pid = Number(readFileSync(lock, 'utf8'));
-    if (pid && pid !== process.pid && alive(pid)) {
-      throw new Error(`embedded Postgres in ${dir} is in use by process ${pid}; set DATABASE_URL to share a database between processes`);
-    }
-  }
-  writeFileSync(lock, String(process.pid), { mode: 0o600 });
-}
-function unlockDir(dir: string) { rmSync(join(dir, 'owner.pid'), { force: true }); }
-function alive(pid: number) { try { process.kill(pid, 0); return true; } catch { return false; } }
 
 /** Runs `fn` in a transaction on one dedicated connection. */
 export async function tx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {

@@ -44,7 +44,7 @@ export async function call<T = any>(base: string, method: string, path: string, 
   let body: string | Buffer | undefined;
   if (o.raw !== undefined) { body = o.raw; if (o.contentType) headers['content-type'] = o.contentType; }
   else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['content-type'] = o.contentType ?? 'application/json'; }
-  const res = await fetch(base + path, { method, headers, body });
+  const res = await fetch(base + path, { method, headers, body: body as BodyInit | undefined });
   const text = await res.text();
   let parsed: any = undefined;
   try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
@@ -63,4 +63,115 @@ export async function createOrg(s: TestServer, name = randomName()): Promise<Org
   const r = await call(s.url, 'POST', '/v1/orgs', { token: s.operatorToken, body: { data: { name } } });
   if (r.status !== 201) throw new Error(`org create failed: ${r.status} ${r.text}`);
   return r.body.data;
+}
+
+// ---------------------------------------------------------------- added helpers (auth/apps/http tests)
+
+/** Minimal assertion surface of a tap Test, so helpers need no runtime import of tap. */
+export interface Asserter {
+  equal(found: any, wanted: any, ...rest: any[]): unknown;
+  ok(value: any, ...rest: any[]): unknown;
+  type(found: any, type: string, ...rest: any[]): unknown;
+}
+
+/**
+ * Asserts an error envelope: exact status and code, a non-empty message, and `meta.requestId`
+ * equal to the `x-request-id` header. `messageIncludes` checks the message names a field.
+ */
+export function expectError(t: Asserter, r: Res, status: number, code: string, what = '', messageIncludes?: string): void {
+  const p = what ? `${what}: ` : '';
+  t.equal(r.status, status, `${p}status ${status} (body ${r.text.slice(0, 300)})`);
+  t.equal(r.body?.error?.code, code, `${p}error.code ${code}`);
+  t.ok(typeof r.body?.error?.message === 'string' && r.body.error.message.length > 0, `${p}error.message is a non-empty string`);
+  const rid = r.headers.get('x-request-id');
+  t.ok(rid, `${p}x-request-id header present`);
+  t.equal(r.body?.meta?.requestId, rid, `${p}meta.requestId equals x-request-id`);
+  if (messageIncludes !== undefined) {
+    t.ok(String(r.body?.error?.message ?? '').includes(messageIncludes), `${p}message "${r.body?.error?.message}" names ${messageIncludes}`);
+  }
+}
+
+export interface RawRes { status: number; headers: Record<string, string | string[] | undefined>; text: string; body: any; writeError?: Error }
+
+export interface RawReqOpts {
+  method?: string;
+  headers?: Record<string, string | number>;
+  /** Chunks written one after another (a single buffer or string is one chunk). */
+  chunks?: Array<string | Buffer>;
+  /** Do not end the request after the chunks (for aborted-request tests); destroy after `destroyAfterMs`. */
+  destroyAfterMs?: number;
+}
+
+/**
+ * A request through node:http, for what fetch cannot do: explicit or chunked framing, answers that
+ * arrive while the body is still being sent, and clients that vanish mid-request. Resolves with the
+ * answer; write errors after the answer arrived (the server dropped the rest) are recorded, not thrown.
+ * With `destroyAfterMs`, resolves with status 0 once the request was destroyed.
+ */
+export async function rawRequest(base: string, path: string, o: RawReqOpts = {}): Promise<RawRes> {
+  const { request } = await import('node:http');
+  const u = new URL(base + path);
+  return new Promise<RawRes>((resolve, reject) => {
+    let writeError: Error | undefined;
+    let settled = false;
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'POST', headers: o.headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('error', () => {});
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString('utf8');
+        let body: any;
+        try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+        settled = true;
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body, writeError });
+      });
+    });
+    req.on('error', (err) => {
+      writeError = err;
+      if (o.destroyAfterMs !== undefined) { if (!settled) { settled = true; resolve({ status: 0, headers: {}, text: '', body: undefined, writeError: err }); } return; }
+      // The answer may still come (server answered early and reset): give it a moment.
+      setTimeout(() => { if (!settled) { settled = true; reject(err); } }, 200);
+    });
+    const chunks = o.chunks ?? [];
+    const writeAll = async () => {
+      for (const c of chunks) {
+        if (req.destroyed || settled) return;
+        const okToContinue = req.write(c);
+        if (!okToContinue) await new Promise<void>((r) => { const done = () => { req.off('drain', done); req.off('close', done); r(); }; req.on('drain', done); req.on('close', done); });
+      }
+      if (o.destroyAfterMs !== undefined) {
+        if (chunks.length === 0) req.end(); // a complete bodiless request, abandoned before its answer
+        setTimeout(() => {
+          req.destroy();
+          setTimeout(() => { if (!settled) { settled = true; resolve({ status: 0, headers: {}, text: '', body: undefined, writeError }); } }, 20);
+        }, o.destroyAfterMs);
+        return;
+      }
+      if (!req.destroyed) req.end();
+    };
+    writeAll().catch(() => {});
+  });
+}
+
+/**
+ * Signs a session JWT the way the built-in issuer does, with the master key from the data dir of
+ * an embedded test server (or with `key` when given). Undefined when no key is reachable
+ * (HEADWATER_TEST_URL mode), so callers can skip.
+ */
+export async function signSession(s: TestServer, claims: Record<string, unknown>, o: { key?: Uint8Array; issuer?: string; expiresAt?: number; subject?: string } = {}): Promise<string | undefined> {
+  const { SignJWT } = await import('jose');
+  let key = o.key;
+  if (!key) {
+    if (!s.dataDir) return undefined;
+    const { readFileSync, existsSync } = await import('node:fs');
+    const { createHash, hkdfSync } = await import('node:crypto');
+    const file = join(s.dataDir, 'secret-key');
+    if (!existsSync(file)) return undefined;
+    const master = readFileSync(file, 'utf8').trim();
+    const ikm = createHash('sha256').update(master).digest();
+    key = new Uint8Array(hkdfSync('sha256', ikm, Buffer.alloc(0), 'headwater/session-jwt', 32));
+  }
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuer(o.issuer ?? 'headwater')
+    .setSubject(o.subject ?? 'usr_test').setIssuedAt(now - 7200).setExpirationTime(o.expiresAt ?? now + 3600).sign(key);
 }
