@@ -17,6 +17,16 @@ import { healthRoutes } from './routes/health.js';
 import { orgRoutes, userRoutes } from './routes/orgs.js';
 import { appRoutes } from './routes/apps.js';
 import { sourceRoutes } from './routes/sources.js';
+import { profileRoutes } from './routes/profiles.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { settingsRoutes } from './routes/settings.js';
+import { ingestRoutes } from '../ingest/routes.js';
+import { receiverRoutes } from '../ingest/receiver.js';
+import { SourceDirectory } from '../ingest/directory.js';
+import { Activity } from '../ingest/activity.js';
+import { Limits } from '../ingest/limits.js';
+import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
+import { startEngine } from '../pipeline/engine.js';
 
 export interface Service {
   port: number;
@@ -35,6 +45,7 @@ function mapError(err: unknown): HttpError | undefined {
     if (UNAVAILABLE.has(e.code)) return new HttpError('dependency_unavailable', 'a store is unavailable');
     if (e.code === '23505') return new HttpError('conflict', 'already exists');
   }
+  if (err instanceof StreamUnavailableError) return new HttpError('dependency_unavailable', 'the ingestion stream is unavailable; nothing was accepted');
   if (e?.message && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message)) {
     return new HttpError('dependency_unavailable', 'a store is unavailable');
   }
@@ -74,17 +85,42 @@ export async function startService(config: Config, log: Logger): Promise<Service
     };
     if (nc) { const conn = nc; checks.nats = async () => { if (conn.isClosed()) return false; await conn.rtt(); return true; }; }
 
-    const deps: Deps = { pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks };
+    // The stream: JetStream when NATS_URL is set, else in-process. This process always runs an
+    // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
+    const streams = nc ? await createJetStreams({ nc, log }) : createInProcessStreams({ log });
+    closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
+    const engine = startEngine({
+      ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
+      threads: config.workers, ch: chStore.client, log,
+    });
+    closers.push(() => engine.close());
+    const directory = new SourceDirectory(pgStore.pool);
+    closers.push(() => directory.close());
+    const activity = new Activity(pgStore.pool, log);
+    closers.push(() => activity.close());
+    const limits = new Limits(pgStore.pool, log);
+    closers.push(() => limits.close());
+
+    const deps: Deps = {
+      pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks,
+      ingest: { replay: (calls) => streams.ingest.submit(calls) },
+    };
     const server = createHttpServer({
       app: App(), log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
       authenticate: (a, r) => auth.authenticate(a, r),
     });
-    const bind = createBinder(server, routeDefs, loadValidators() as Record<string, Validate>);
+    const validators = loadValidators() as Record<string, Validate>;
+    const bind = createBinder(server, routeDefs, validators);
     healthRoutes(bind, deps, JSON.stringify(loadOpenApi()));
     orgRoutes(bind, deps);
     userRoutes(bind);
     appRoutes(bind, deps);
     sourceRoutes(bind, deps);
+    profileRoutes(bind, deps);
+    catalogRoutes(bind, deps);
+    settingsRoutes(bind, deps);
+    ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
+    receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
 
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());

@@ -8,6 +8,7 @@ const USAGE = `usage: headwater <command> [options]
 
 commands:
   serve                      run the service (embedded stores unless DATABASE_URL / NATS_URL / CLICKHOUSE_URL are set)
+  worker                     run ingestion workers alone (needs DATABASE_URL and NATS_URL; lands events too when CLICKHOUSE_URL is set)
   org create --name NAME     create an organization and print its credentials (JSON)
              [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
              [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
@@ -36,6 +37,24 @@ async function serve(argv: string[]) {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+async function worker(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(configHelp().replace('headwater serve', 'headwater worker') + '\n'); return; }
+  const config = loadConfig(argv);
+  const log = createLogger(config.logLevel);
+  const { runWorker } = await import('./worker.js');
+  const w = await runWorker(config, log);
+  process.stdout.write('headwater worker running\n');
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await w.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
 }
 
 function flag(argv: string[], name: string): string | undefined {
@@ -68,6 +87,7 @@ async function orgCreate(argv: string[]) {
 async function main(argv: string[]) {
   const [cmd, sub, ...rest] = argv;
   if (cmd === 'serve') return serve(argv.slice(1));
+  if (cmd === 'worker') return worker(argv.slice(1));
   if (cmd === 'org' && sub === 'create') return orgCreate(rest);
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') { process.stdout.write(USAGE + '\n'); return; }
   process.stderr.write(`headwater: unknown command "${argv.join(' ')}"\n\n${USAGE}\n`);

@@ -50,7 +50,7 @@ export function createAuth(opts: AuthOptions): Auth {
   const lookupKey = async (hash: string, scheme: KeyScheme): Promise<Principal | null> => {
     const r = await opts.pool.query('SELECT org_id, kind FROM credentials WHERE hash = $1 AND revoked_at IS NULL', [hash]);
     const row = r.rows[0];
-    const p: Principal | null = row && row.kind === scheme ? { scheme, orgId: row.org_id, role: null, userId: null } : null;
+    const p: Principal | null = row && row.kind === scheme ? { scheme, orgId: row.org_id, role: null, userId: null, keyId: hash.slice(0, 24) } : null;
     put(hash, p, p ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
     return p;
   };
@@ -122,7 +122,7 @@ export function createAuth(opts: AuthOptions): Auth {
         .sign(opts.secrets.jwtKey);
       return { token, role, expiresAt: new Date(exp * 1000).toISOString(), userId: uid };
     },
-    remember(token, principal) { put(hashToken(token), principal, POSITIVE_TTL_MS); },
+    remember(token, principal) { const h = hashToken(token); put(h, { ...principal, keyId: h.slice(0, 24) }, POSITIVE_TTL_MS); },
     close() { cache.clear(); },
   };
 }

@@ -19,6 +19,8 @@ export interface Principal {
   orgId: string | null;
   role: 'org:admin' | 'org:member' | null;
   userId: string | null;
+  /** Stable id of the org key used (not the key), for per-key rate limits. */
+  keyId?: string;
 }
 
 export interface Req {

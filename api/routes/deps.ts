@@ -6,6 +6,7 @@ import type { Auth } from '../auth/auth.js';
 import type { Secrets } from '../auth/secrets.js';
 import type { HttpServer, RouteSpec, Validate } from '../http/server.js';
 import type { RouteDef } from '../../schemas/route.js';
+import type { CallResult, IngestCall } from '../../pipeline/types.js';
 
 /** What route modules receive: clients are passed in, never imported as singletons. */
 export interface Deps {
@@ -17,6 +18,8 @@ export interface Deps {
   log: Logger;
   /** Named readiness checks of the configured dependencies. */
   checks: Record<string, () => Promise<boolean>>;
+  /** The ingestion pipeline, for replaying promoted (held) calls; absent -> promote is 503. */
+  ingest?: { replay(calls: IngestCall[]): Promise<CallResult[]> };
 }
 
 export type Handler = RouteSpec['handler'];

@@ -4,53 +4,16 @@ import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../../api/log.js';
 
-export interface Migration { version: number; name: string; statements: string[] }
+import type { Migration } from './migrations/types.js';
+import { pg001 } from './migrations/pg-001-orgs-apps-sources.js';
+import { pg002 } from './migrations/pg-002-profiles.js';
+import { pg003 } from './migrations/pg-003-catalog.js';
+import { pg004 } from './migrations/pg-004-usage.js';
 
-export const PG_MIGRATIONS: Migration[] = [
-  {
-    version: 1,
-    name: 'orgs, credentials, apps, sources',
-    statements: [
-      `CREATE TABLE orgs (
-        id text PRIMARY KEY,
-        name text NOT NULL,
-        limits jsonb NOT NULL DEFAULT '{}'::jsonb,
-        settings jsonb NOT NULL DEFAULT '{}'::jsonb,
-        created_at timestamptz NOT NULL DEFAULT now())`,
-      // Only a sha256 of each key is kept; the key itself is shown once.
-      `CREATE TABLE credentials (
-        hash text PRIMARY KEY,
-        org_id text NOT NULL REFERENCES orgs(id),
-        kind text NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        revoked_at timestamptz)`,
-      `CREATE INDEX credentials_org ON credentials (org_id)`,
-      `CREATE TABLE apps (
-        id text PRIMARY KEY,
-        org_id text NOT NULL REFERENCES orgs(id),
-        name text NOT NULL,
-        environment text NOT NULL,
-        status text NOT NULL DEFAULT 'active',
-        created_at timestamptz NOT NULL,
-        updated_at timestamptz NOT NULL,
-        archived_at timestamptz,
-        last_received_at timestamptz)`,
-      `CREATE INDEX apps_org ON apps (org_id, id DESC)`,
-      `CREATE TABLE sources (
-        id text PRIMARY KEY,
-        org_id text NOT NULL REFERENCES orgs(id),
-        app_id text NOT NULL REFERENCES apps(id),
-        kind text NOT NULL,
-        config jsonb NOT NULL DEFAULT '{}'::jsonb,
-        secret_enc text,
-        created_at timestamptz NOT NULL,
-        updated_at timestamptz NOT NULL,
-        archived_at timestamptz,
-        last_received_at timestamptz)`,
-      `CREATE INDEX sources_app ON sources (org_id, app_id, id DESC)`,
-    ],
-  },
-];
+export type { Migration };
+
+// One file per step under ./migrations/; the list below is the order. Versions are never reused.
+export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004];
 
 export const CH_MIGRATIONS: Migration[] = [
   {

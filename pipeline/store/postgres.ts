@@ -8,8 +8,18 @@ import type { Logger } from '../../api/log.js';
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
+/** Plain connection settings, cloneable into worker threads (which open their own pools). */
+export type PgConnection = { connectionString: string } | { host: string; port: number; user: string; database: string };
+
+export function createPool(conn: PgConnection, max: number, log?: Logger): pg.Pool {
+  const pool = new pg.Pool({ ...conn, max, types });
+  pool.on('error', (err) => log?.warn('postgres idle client error', { err }));
+  return pool;
+}
+
 export interface Postgres {
   pool: pg.Pool;
+  connection: PgConnection;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -27,9 +37,9 @@ const types = {
 /** Opens PostgreSQL at `url`, or starts embedded PGlite in `dataDir` when `url` is unset. */
 export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number }): Promise<Postgres> {
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.max ?? 8, types });
-    pool.on('error', (err) => opts.log.warn('postgres idle client error', { err }));
-    return { pool, embedded: false, close: () => pool.end() };
+    const connection = { connectionString: opts.url };
+    const pool = createPool(connection, opts.max ?? 8, opts.log);
+    return { pool, connection, embedded: false, close: () => pool.end() };
   }
   const dir = join(opts.dataDir, 'pg');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -47,10 +57,11 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   });
   // PGlite is single-session: it serializes statements, and the socket server keeps a transaction
   // on its own connection. A few connections let reads queue while a transaction runs.
-  const pool = new pg.Pool({ host: sockDir, port: 5432, user: 'postgres', database: 'postgres', max: opts.max ?? 4, types });
-  pool.on('error', (err) => opts.log.warn('postgres idle client error', { err }));
+  const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
+  const pool = createPool(connection, opts.max ?? 4, opts.log);
   return {
     pool,
+    connection,
     embedded: true,
     async close() {
       await pool.end();

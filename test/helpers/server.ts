@@ -175,3 +175,34 @@ export async function signSession(s: TestServer, claims: Record<string, unknown>
   return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuer(o.issuer ?? 'headwater')
     .setSubject(o.subject ?? 'usr_test').setIssuedAt(now - 7200).setExpirationTime(o.expiresAt ?? now + 3600).sign(key);
 }
+
+// ---------------------------------------------------------------- added helpers (ingestion tests)
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Calls `fn` until `done` holds for its value or `timeoutMs` passed; returns the last value either
+ * way, so the caller asserts on it (a timeout shows up as a failed assertion, not a throw).
+ */
+export async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (done(v) || Date.now() >= until) return v;
+    await sleep(everyMs);
+  }
+}
+
+/** An org's app (created with the admin session), its first-party `api` source and the keys to use. */
+export interface AppFixture { org: OrgCreds; app: any; source: any; key: string; admin: string }
+
+export async function createAppFixture(s: TestServer, o: { org?: OrgCreds; name?: string; environment?: 'development' | 'production' } = {}): Promise<AppFixture> {
+  const org = o.org ?? await createOrg(s);
+  const body: Record<string, unknown> = { name: o.name ?? randomName('app') };
+  if (o.environment) body.environment = o.environment;
+  const r = await call(s.url, 'POST', '/v1/apps', { token: org.sessions.admin, body: { data: body } });
+  if (r.status !== 201) throw new Error(`app create failed: ${r.status} ${r.text}`);
+  const srcs = await call(s.url, 'GET', `/v1/apps/${r.body.data.id}/sources`, { token: org.sessions.admin });
+  if (srcs.status !== 200 || srcs.body.data.length !== 1) throw new Error(`app sources: ${srcs.status} ${srcs.text}`);
+  return { org, app: r.body.data, source: srcs.body.data[0], key: org.apiKey, admin: org.sessions.admin };
+}

@@ -1,0 +1,133 @@
+// Catalog (interface.md "Catalog"; decisions §4, §6b): the tracking plan of event and trait names,
+// and the strict policy's quarantine. Every mutation bumps orgs.catalog_version in its own
+// transaction, so ingestion workers reload their snapshot.
+import type pg from 'pg';
+import { tx } from '../../pipeline/store/postgres.js';
+import { bumpCatalogVersion, deny, promote, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
+import type { CallResult, IngestCall } from '../../pipeline/types.js';
+import { httpError, notFound } from '../http/errors.js';
+import { decodeCursor, likeSubstring, page } from '../http/pagination.js';
+import type { Bind, Deps } from './deps.js';
+
+const eventOut = (r: any) => ({
+  orgId: r.org_id, name: r.name, properties: r.properties, state: r.state, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+const traitOut = (r: any) => ({
+  orgId: r.org_id, name: r.name, type: r.type, state: r.state, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+interface Kind { path: string; table: string; what: string; out: (r: any) => unknown }
+const KINDS: Kind[] = [
+  { path: '/v1/catalog/events', table: 'catalog_events', what: 'catalog event', out: eventOut },
+  { path: '/v1/catalog/traits', table: 'catalog_traits', what: 'catalog trait', out: traitOut },
+];
+
+/** Runs one catalog write with the version bump; `write` answers the changed row (none: 404). */
+async function mutate(d: Deps, orgId: string, k: Kind, write: (c: pg.PoolClient) => Promise<pg.QueryResult>) {
+  const row = await tx(d.pool, async (c) => {
+    const r = (await write(c)).rows[0];
+    if (r) await bumpCatalogVersion(c, orgId);
+    return r;
+  });
+  if (!row) throw notFound(k.what);
+  return row;
+}
+
+/** Transient failures (rate, quota, outages) go back to the queue; the others are final. */
+const transient = (r: CallResult) => r.status === 429 || r.status >= 500;
+
+export function catalogRoutes(bind: Bind, d: Deps) {
+  for (const k of KINDS) {
+    bind('GET', k.path, async (req) => {
+      const { limit, q, state } = req.query as { limit: number; q?: string; state?: string };
+      const args: unknown[] = [req.principal.orgId];
+      let where = 'org_id = $1';
+      // The column sorts in "C"; matching uses the database's own case rules, so `q` folds
+      // non-ASCII letters too.
+      if (q) { args.push(likeSubstring(q)); where += ` AND name COLLATE "default" ILIKE $${args.length}`; }
+      if (state) { args.push(state); where += ` AND state = $${args.length}`; }
+      const after = decodeCursor<string>(req.query.cursor);
+      if (after !== undefined) { args.push(String(after)); where += ` AND name > $${args.length}`; }
+      args.push(limit + 1);
+      const r = await d.pool.query(`SELECT * FROM ${k.table} WHERE ${where} ORDER BY name LIMIT $${args.length}`, args);
+      return page(r.rows, limit, (x) => x.name, k.out);
+    });
+
+    bind('GET', `${k.path}/{name}`, async (req) => {
+      const r = await d.pool.query(`SELECT * FROM ${k.table} WHERE org_id = $1 AND name = $2`, [req.principal.orgId, req.params.name]);
+      if (!r.rows[0]) throw notFound(k.what);
+      return { data: k.out(r.rows[0]) };
+    });
+
+    bind('POST', `${k.path}/{name}/state`, async (req) => {
+      const orgId = req.principal.orgId!;
+      const row = await mutate(d, orgId, k, (c) => c.query(
+        `UPDATE ${k.table} SET state = $3, updated_at = now() WHERE org_id = $1 AND name = $2 RETURNING *`,
+        [orgId, req.params.name, req.body.data.state]));
+      return { data: k.out(row) };
+    });
+  }
+
+  const create = (k: Kind, cols: string, values: (req: any) => unknown[]) => bind('POST', k.path, async (req) => {
+    const orgId = req.principal.orgId!;
+    const name = req.body.data.name as string;
+    const r = await tx(d.pool, async (c) => {
+      const ins = await c.query(
+        `INSERT INTO ${k.table} (org_id, name, ${cols}, state) VALUES ($1, $2, $3, 'allowed')
+         ON CONFLICT (org_id, name) DO NOTHING RETURNING *`, [orgId, name, ...values(req)]);
+      if (ins.rows[0]) await bumpCatalogVersion(c, orgId);
+      return ins.rows[0];
+    });
+    if (!r) throw httpError('conflict', `a ${k.what} named "${name}" is already registered`);
+    return { status: 201, data: k.out(r) };
+  });
+  create(KINDS[0]!, 'properties', (req) => [JSON.stringify(req.body.data.properties ?? {})]);
+  create(KINDS[1]!, 'type', (req) => [req.body.data.type]);
+
+  // PATCH replaces the event's whole property map / the trait's type.
+  bind('PATCH', '/v1/catalog/events/{name}', async (req) => {
+    const orgId = req.principal.orgId!;
+    const row = await mutate(d, orgId, KINDS[0]!, (c) => c.query(
+      'UPDATE catalog_events SET properties = $3::jsonb, updated_at = now() WHERE org_id = $1 AND name = $2 RETURNING *',
+      [orgId, req.params.name, JSON.stringify(req.body.data.properties)]));
+    return { data: eventOut(row) };
+  });
+  bind('PATCH', '/v1/catalog/traits/{name}', async (req) => {
+    const orgId = req.principal.orgId!;
+    const row = await mutate(d, orgId, KINDS[1]!, (c) => c.query(
+      'UPDATE catalog_traits SET type = $3, updated_at = now() WHERE org_id = $1 AND name = $2 RETURNING *',
+      [orgId, req.params.name, req.body.data.type]));
+    return { data: traitOut(row) };
+  });
+
+  bind('POST', '/v1/catalog/quarantine/promote', async (req) => {
+    const ingest = d.ingest;
+    if (!ingest) throw httpError('dependency_unavailable', 'the ingestion pipeline is not available; nothing was promoted');
+    const orgId = req.principal.orgId!;
+    const { kind, name } = req.body.data as { kind: CatalogKind; name: string };
+    const held = await promote(d.pool, orgId, kind, name);
+    if (held.length === 0) return { data: { promoted: 0 } };
+    let results: CallResult[];
+    try {
+      results = await ingest.replay(held.map((c): IngestCall => ({ ...c, promoted: true })));
+    } catch (err) {
+      // Nothing was applied for sure: keep every value for the next promote.
+      await requeue(d.pool, orgId, kind, name, held);
+      throw err;
+    }
+    let applied = 0;
+    const retry: IngestCall[] = [];
+    results.forEach((r, i) => {
+      if (r.status < 300) applied++;
+      else if (transient(r)) retry.push(held[i]!);
+      else d.log.warn('promoted value refused on replay; dropped', { orgId, kind, name, status: r.status, error: 'error' in r ? r.error : undefined });
+    });
+    await requeue(d.pool, orgId, kind, name, retry);
+    return { data: { promoted: applied } };
+  });
+
+  bind('POST', '/v1/catalog/quarantine/deny', async (req) => {
+    const { kind, name } = req.body.data as { kind: CatalogKind; name: string };
+    return { data: { dropped: await deny(d.pool, req.principal.orgId!, kind, name) } };
+  });
+}

@@ -1,0 +1,65 @@
+// Read routes over what ingestion stored (decisions §4): profiles from Postgres, events from ClickHouse.
+import { profileOut, type ProfileRow } from '../../pipeline/identity.js';
+import { notFound } from '../http/errors.js';
+import { decodeCursor, page } from '../http/pagination.js';
+import type { Bind, Deps } from './deps.js';
+
+import { chTime } from '../../pipeline/store/events.js';
+
+const isoOf = (ch: string) => (ch.includes('T') ? ch : ch.replace(' ', 'T')) + (ch.endsWith('Z') ? '' : 'Z');
+
+export function profileRoutes(bind: Bind, d: Deps) {
+  bind('GET', '/v1/profiles/{id}', async (req) => {
+    const r = await d.pool.query<ProfileRow>('SELECT * FROM profiles WHERE org_id = $1 AND id = $2', [req.principal.orgId, req.params.id]);
+    if (!r.rows[0]) throw notFound('profile');
+    return { data: await profileOut(d.pool, r.rows[0]) };
+  });
+
+  // The live profile holding an identifier (identifiers follow the survivor of a merge), in a list.
+  bind('GET', '/v1/profiles', async (req) => {
+    const { kind, value } = req.query as { kind: string; value: string };
+    const r = await d.pool.query<ProfileRow>(
+      `SELECT p.* FROM identifiers i JOIN profiles p ON p.id = i.profile_id
+       WHERE i.org_id = $1 AND i.kind = $2 AND i.value = $3 AND p.merged_into IS NULL ORDER BY p.id DESC LIMIT 100`,
+      [req.principal.orgId, kind, value]);
+    const data = [];
+    for (const row of r.rows) data.push(await profileOut(d.pool, row));
+    return { data, meta: { hasMore: false, nextCursor: null } };
+  });
+
+  // Newest first by (timestamp, id). A profile's history includes the profiles merged into it.
+  bind('GET', '/v1/events', async (req) => {
+    const q = req.query as { limit: number; profileId?: string; event?: string; appId?: string; since?: string; until?: string; cursor?: string };
+    const params: Record<string, unknown> = { org: req.principal.orgId, lim: q.limit + 1 };
+    const where = ['org_id = {org:String}'];
+    if (q.profileId) {
+      const r = await d.pool.query<{ id: string }>(
+        'SELECT id FROM profiles WHERE org_id = $1 AND (id = $2 OR merged_into = $2)', [req.principal.orgId, q.profileId]);
+      params.pids = r.rows.map((x) => x.id);
+      where.push('profile_id IN {pids:Array(String)}');
+    }
+    if (q.event) { params.event = q.event; where.push('event = {event:String}'); }
+    if (q.appId) { params.app = q.appId; where.push('app_id = {app:String}'); }
+    if (q.since) { params.since = chTime(new Date(q.since).toISOString()); where.push(`timestamp >= toDateTime64({since:String}, 3, 'UTC')`); }
+    if (q.until) { params.until = chTime(new Date(q.until).toISOString()); where.push(`timestamp < toDateTime64({until:String}, 3, 'UTC')`); }
+    const after = decodeCursor<[string, string]>(q.cursor);
+    if (after) {
+      params.cts = after[0]; params.cid = after[1];
+      where.push(`(timestamp, id) < (toDateTime64({cts:String}, 3, 'UTC'), {cid:String})`);
+    }
+    // FINAL collapses re-emitted duplicates (same event id) that a redelivery may have inserted.
+    const rs = await d.ch.query({
+      query: `SELECT id, org_id, app_id, source_id, profile_id, environment, event, properties,
+                toString(timestamp) AS ts, toString(received_at) AS rts, message_id
+              FROM events FINAL WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, id DESC LIMIT {lim:UInt32}`,
+      query_params: params, format: 'JSONEachRow',
+    });
+    const rows = (await rs.json()) as any[];
+    return page(rows, q.limit, (r) => [r.ts, r.id], (r) => ({
+      id: r.id, orgId: r.org_id, appId: r.app_id, sourceId: r.source_id, profileId: r.profile_id,
+      environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
+      timestamp: isoOf(r.ts), receivedAt: isoOf(r.rts), messageId: r.message_id,
+    }));
+  });
+}
+

@@ -1,0 +1,36 @@
+// `headwater worker`: a process of workers alone (no HTTP), so front ends and workers scale apart
+// against one NATS / Postgres / ClickHouse. It needs the shared servers: embedded stores belong to
+// the serve process. Without CLICKHOUSE_URL it leaves landing events to the serve process (chDB).
+import { connect } from '@nats-io/transport-node';
+import type { Config } from '../api/config.js';
+import { ConfigError } from '../api/config.js';
+import type { Logger } from '../api/log.js';
+import { openPostgres } from '../pipeline/store/postgres.js';
+import { openClickhouse } from '../pipeline/store/clickhouse.js';
+import { migrate } from '../pipeline/store/migrations.js';
+import { createJetStreams } from '../pipeline/stream/mod.js';
+import { startEngine } from '../pipeline/engine.js';
+
+export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
+  if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
+  const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
+  const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
+  if (chStore) await migrate(pgStore.pool, chStore.client, log);
+  const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
+  const streams = await createJetStreams({ nc, log });
+  const engine = startEngine({
+    ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
+    threads: config.workers, ch: chStore?.client, log,
+  });
+  log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
+  return {
+    async close() {
+      await engine.close();
+      await streams.ingest.close();
+      await streams.events.close();
+      await nc.drain().catch(() => nc.close());
+      await chStore?.close();
+      await pgStore.close();
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// Ingestion front end: identify, track and batch. The hot path: key auth from cache (api/auth),
+// precompiled validators, source routing from cache, one stream submit per request, and the
+// worker's answer relayed as the HTTP answer.
+import { randomBytes } from 'node:crypto';
+import type { Bind } from '../api/routes/deps.js';
+import { HttpError } from '../api/http/errors.js';
+import type { Reply, Req, Validate } from '../api/http/server.js';
+import type { ErrorCode } from '../schemas/errors.js';
+import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
+import type { SourceDirectory } from './directory.js';
+import type { Activity } from './activity.js';
+import type { Limits } from './limits.js';
+
+export interface Submitter { submit(calls: IngestCall[]): Promise<CallResult[]> }
+
+export interface IngestDeps {
+  directory: SourceDirectory;
+  stream: Submitter;
+  activity: Activity;
+  validators: Record<string, Validate>;
+  limits: Limits;
+}
+
+const errorResult = (code: ErrorCode, message: string, status: number): CallResult => ({ status, error: { code, message } });
+const OVER_QUOTA = errorResult('over_quota', 'the monthly event quota of this organization is used up', 429);
+
+export function ingestRoutes(bind: Bind, d: IngestDeps) {
+  const prefix = randomBytes(6).toString('base64url');
+  let seq = 0;
+  const callId = () => `${prefix}.${(++seq).toString(36)}`;
+
+  const toReply = (r: CallResult): Reply => {
+    if ('error' in r) throw new HttpError(r.error.code as ErrorCode, r.error.message, (r as any).headers);
+    return { status: r.status, data: r.data };
+  };
+
+  const build = async (orgId: string, kind: CallKind, sourceId: string, body: any, receivedAt: number): Promise<IngestCall | CallResult> => {
+    const src = await d.directory.get(sourceId);
+    // Unknown, and another org's, sources are the same answer: ids do not leak across orgs.
+    if (!src || src.orgId !== orgId) return errorResult('not_found', 'source not found', 404);
+    const { sourceId: _s, type: _t, ...rest } = body;
+    return { id: callId(), kind, orgId, appId: src.appId, sourceId, environment: src.environment, receivedAt, body: rest };
+  };
+
+  const settle = (calls: IngestCall[], results: CallResult[]) => {
+    let tracks = 0;
+    for (let i = 0; i < calls.length; i++) {
+      const r = results[i]!;
+      if (r.status >= 300) continue;
+      d.activity.touch(calls[i]!.sourceId, calls[i]!.appId, calls[i]!.receivedAt);
+      if (calls[i]!.kind === 'track' && r.status === 201) tracks++;
+    }
+    if (tracks) d.limits.count(calls[0]!.orgId, tracks);
+  };
+
+  /** Rate limit for the whole request; returns how many track calls the quota still admits. */
+  const admit = async (req: Req, orgId: string, calls: number): Promise<number> => {
+    const a = await d.limits.admit(req.principal.keyId ?? orgId, orgId, calls);
+    if (!a.ok) throw new HttpError('rate_limited', 'too many requests for this API key', { 'retry-after': String(a.retryAfter) });
+    return a.quotaLeft;
+  };
+
+  const single = (kind: CallKind) => async (req: Req): Promise<Reply> => {
+    const orgId = req.principal.orgId!;
+    const data = req.body.data;
+    const call = await build(orgId, kind, data.sourceId, data, Date.now());
+    if (!('kind' in call)) return toReply(call);
+    const quotaLeft = await admit(req, orgId, 1);
+    if (kind === 'track' && quotaLeft < 1) return toReply(OVER_QUOTA);
+    const [result] = await d.stream.submit([call]);
+    settle([call], [result!]);
+    return toReply(result!);
+  };
+
+  bind('POST', '/v1/identify', single('identify'));
+  bind('POST', '/v1/track', single('track'));
+
+  // Each call is judged on its own: validated with the identify/track validators, then all valid
+  // calls go to the stream in one submit.
+  bind('POST', '/v1/batch', async (req) => {
+    const orgId = req.principal.orgId!;
+    const { sourceId, calls } = req.body.data as { sourceId: string; calls: any[] };
+    const receivedAt = Date.now();
+    const out: CallResult[] = new Array(calls.length);
+    const pending: IngestCall[] = [];
+    const slots: number[] = [];
+    const quotaLeft = await admit(req, orgId, calls.length);
+    let tracks = 0;
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i];
+      const kind = c?.type;
+      if (kind !== 'identify' && kind !== 'track') { out[i] = errorResult('validation_failed', `body /data/calls/${i}/type: must be identify or track`, 422); continue; }
+      const { type: _t, ...call } = c;
+      const v = d.validators[`${kind}_body`]!;
+      const wrapped = { data: { ...call, sourceId } };
+      if (!v(wrapped)) {
+        const e = v.errors?.[0];
+        let ptr = (e?.instancePath ?? '').replace(/^\/data/, `/data/calls/${i}`);
+        if (e?.keyword === 'required' && typeof e.params.missingProperty === 'string') ptr += '/' + e.params.missingProperty;
+        out[i] = errorResult('validation_failed', `body ${ptr}: ${e?.message ?? 'is invalid'}`, 422);
+        continue;
+      }
+      const built = await build(orgId, kind, sourceId, wrapped.data, receivedAt);
+      if (!('kind' in built)) { out[i] = built; continue; }
+      if (kind === 'track' && ++tracks > quotaLeft) { out[i] = OVER_QUOTA; continue; }
+      pending.push(built);
+      slots.push(i);
+    }
+    if (pending.length) {
+      const results = await d.stream.submit(pending);
+      settle(pending, results);
+      slots.forEach((slot, k) => { out[slot] = results[k]!; });
+    }
+    return { status: 200, data: out.map((r) => ('error' in r ? { status: r.status, error: r.error } : { status: r.status, data: r.data })) };
+  });
+}

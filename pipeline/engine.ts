@@ -1,0 +1,45 @@
+// The ingestion engine of a process: takes batches from the stream, runs them on the Piscina pool,
+// hands the resulting events to the event stream, and answers. With `writeEvents`, this process
+// also lands the event stream in ClickHouse (the serve process with chDB, or any process with a
+// ClickHouse server).
+import { Piscina } from 'piscina';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../api/log.js';
+import type { PgConnection } from './store/postgres.js';
+import { insertEvents } from './store/events.js';
+import type { BatchOutcome, IngestCall } from './types.js';
+import type { IngestStream, EventStream } from './stream/mod.js';
+
+export interface EngineOptions {
+  ingest: IngestStream;
+  events: EventStream;
+  connection: PgConnection;
+  threads: number;
+  /** Postgres connections per worker thread (calls of a batch processed at once). */
+  connectionsPerThread?: number;
+  ch?: ClickHouseClient;
+  log: Logger;
+}
+
+export interface Engine { close(): Promise<void> }
+
+export function startEngine(o: EngineOptions): Engine {
+  const pool = new Piscina({
+    filename: new URL('../workers/ingest-task.js', import.meta.url).href,
+    workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
+    minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
+  });
+  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events)) : undefined;
+  const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
+    const out = (await pool.run(calls)) as BatchOutcome;
+    if (out.events.length) await o.events.publish(out.events);
+    return out.results;
+  });
+  return {
+    async close() {
+      await consumer.close();
+      await writer?.close();
+      await pool.destroy();
+    },
+  };
+}

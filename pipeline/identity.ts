@@ -1,0 +1,141 @@
+// Identity resolution inside one Postgres transaction (decisions §4).
+// Concurrency: transaction-scoped advisory locks on every identifier of the call, taken in one
+// statement in key order (no deadlock between calls), serialize calls that share an identifier;
+// profile rows are then locked FOR UPDATE, and a profile found merged meanwhile restarts the
+// lookup (identifiers have moved to the survivor), as PostHog does for person merges.
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { newId } from './ids.js';
+import type { Identifiers, IdentifierKind } from './types.js';
+
+export const IDENTIFIER_KINDS: IdentifierKind[] = ['anonymousId', 'userId', 'idpId', 'email'];
+const MAX_ATTEMPTS = 5;
+
+export interface ProfileRow {
+  id: string; org_id: string; app_id: string; source_id: string; environment: string;
+  traits: Record<string, unknown>; consent: Record<string, boolean>; merged_into: string | null;
+  created_at: string; updated_at: string;
+}
+
+export interface ResolveInput {
+  orgId: string; appId: string; sourceId: string; environment: string; identifiers: Identifiers; now: string;
+}
+
+/** Signed 64-bit lock key of one identifier. */
+function lockKey(orgId: string, appId: string, kind: string, value: string): string {
+  const h = createHash('sha1').update(`${orgId}\u0000${appId}\u0000${kind}\u0000${value}`).digest();
+  return h.readBigInt64BE(0).toString();
+}
+
+function pairs(ids: Identifiers): Array<[IdentifierKind, string]> {
+  const out: Array<[IdentifierKind, string]> = [];
+  for (const k of IDENTIFIER_KINDS) { const v = ids[k]; if (typeof v === 'string') out.push([k, v]); }
+  return out;
+}
+
+/**
+ * Returns the live profile the call lands on, creating or merging as needed, with the call's
+ * identifiers attached (those owned by a profile that may not merge stay where they are).
+ */
+export async function resolveProfile(c: pg.PoolClient, inp: ResolveInput): Promise<{ profile: ProfileRow; created: boolean; merged: string[] }> {
+  const ids = pairs(inp.identifiers);
+  const keys = ids.map(([k, v]) => lockKey(inp.orgId, inp.appId, k, v));
+  await c.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k', [keys]);
+  const kinds = ids.map((p) => p[0]);
+  const values = ids.map((p) => p[1]);
+
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const found = await c.query<{ profile_id: string }>(
+      `SELECT DISTINCT profile_id FROM identifiers
+       WHERE org_id = $1 AND app_id = $2 AND (kind, value) IN (SELECT * FROM unnest($3::text[], $4::text[]))`,
+      [inp.orgId, inp.appId, kinds, values]);
+    const candidateIds = found.rows.map((r) => r.profile_id);
+    if (candidateIds.length === 0) {
+      const profile = await createProfile(c, inp);
+      await attach(c, inp, profile.id, kinds, values);
+      return { profile, created: true, merged: [] };
+    }
+    const locked = await c.query<ProfileRow>(`SELECT * FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [candidateIds]);
+    if (locked.rows.some((p) => p.merged_into !== null) || locked.rows.length !== candidateIds.length) continue; // merged meanwhile
+    const uids = await c.query<{ profile_id: string; value: string }>(
+      `SELECT profile_id, value FROM identifiers WHERE profile_id = ANY($1) AND kind = 'userId'`, [candidateIds]);
+    const userIdOf = new Map(uids.rows.map((r) => [r.profile_id, r.value]));
+    const group = mergeGroup(locked.rows, userIdOf, inp.identifiers.userId);
+    if (group.length === 0) {
+      // The call's userId is new and every candidate belongs to another user: a profile of its own.
+      const profile = await createProfile(c, inp);
+      await attach(c, inp, profile.id, kinds, values);
+      return { profile, created: true, merged: [] };
+    }
+    const [survivor, ...others] = group;
+    let profile = survivor!;
+    if (others.length) profile = await merge(c, survivor!, others, inp.now);
+    await attach(c, inp, profile.id, kinds, values);
+    return { profile, created: false, merged: others.map((o) => o.id) };
+  }
+  throw new Error('identity resolution did not settle after concurrent merges');
+}
+
+/**
+ * Profiles that may become one: never two different userIds. With a userId in the call, the
+ * profile holding it (if any) plus candidates without a userId; without one, candidates without a
+ * userId plus at most the oldest candidate that has one. Oldest first.
+ */
+function mergeGroup(rows: ProfileRow[], userIdOf: Map<string, string>, callUserId: string | undefined): ProfileRow[] {
+  const byAge = [...rows].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
+  let chosenUser: string | undefined = callUserId;
+  const out: ProfileRow[] = [];
+  for (const p of byAge) {
+    const u = userIdOf.get(p.id);
+    if (u === undefined) { out.push(p); continue; }
+    if (chosenUser === undefined) chosenUser = u;
+    if (u === chosenUser) out.push(p);
+  }
+  // When the call names a userId that no candidate holds, candidates of other users were dropped.
+  return out;
+}
+
+async function createProfile(c: pg.PoolClient, inp: ResolveInput): Promise<ProfileRow> {
+  const r = await c.query<ProfileRow>(
+    `INSERT INTO profiles (id, org_id, app_id, source_id, environment, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
+    [newId('prf'), inp.orgId, inp.appId, inp.sourceId, inp.environment, inp.now]);
+  return r.rows[0]!;
+}
+
+async function attach(c: pg.PoolClient, inp: ResolveInput, profileId: string, kinds: string[], values: string[]) {
+  await c.query(
+    `INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
+     SELECT $1, $2, k, v, $3, $4 FROM unnest($5::text[], $6::text[]) AS t(k, v)
+     ON CONFLICT DO NOTHING`,
+    [inp.orgId, inp.appId, profileId, inp.now, kinds, values]);
+}
+
+/** Folds `others` into `survivor`: identifiers move, traits and consent merge with the values of the
+ * most recently updated profile winning, event history follows through `merged_into`. */
+async function merge(c: pg.PoolClient, survivor: ProfileRow, others: ProfileRow[], now: string): Promise<ProfileRow> {
+  const all = [survivor, ...others].sort((a, b) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : 0));
+  const traits: Record<string, unknown> = {};
+  const consent: Record<string, boolean> = {};
+  for (const p of all) { Object.assign(traits, p.traits); Object.assign(consent, p.consent); }
+  const otherIds = others.map((o) => o.id);
+  await c.query('UPDATE identifiers SET profile_id = $1 WHERE profile_id = ANY($2)', [survivor.id, otherIds]);
+  await c.query(`UPDATE profiles SET merged_into = $1, updated_at = $3 WHERE id = ANY($2) OR merged_into = ANY($2)`, [survivor.id, otherIds, now]);
+  const r = await c.query<ProfileRow>(
+    `UPDATE profiles SET traits = $2::jsonb, consent = $3::jsonb, updated_at = $4 WHERE id = $1 RETURNING *`,
+    [survivor.id, JSON.stringify(traits), JSON.stringify(consent), now]);
+  return r.rows[0]!;
+}
+
+/** The Profile resource. */
+export async function profileOut(q: { query: pg.Pool['query'] }, row: ProfileRow) {
+  const ids = await q.query<{ kind: string; value: string; created_at: string }>(
+    'SELECT kind, value, created_at FROM identifiers WHERE profile_id = $1 ORDER BY created_at, kind, value', [row.id]);
+  return {
+    id: row.id, orgId: row.org_id, environment: row.environment, appId: row.app_id, sourceId: row.source_id,
+    traits: row.traits, consent: row.consent, mergedInto: row.merged_into,
+    createdAt: row.created_at, updatedAt: row.updated_at,
+    identifiers: ids.rows.map((i) => ({ kind: i.kind, value: i.value, createdAt: i.created_at })),
+    anonymous: ids.rows.length > 0 && ids.rows.every((i) => i.kind === 'anonymousId'),
+  };
+}

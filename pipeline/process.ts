@@ -1,0 +1,176 @@
+// Applies a batch of ingestion calls to Postgres: source checks, messageId dedup, governance,
+// identity resolution, trait writes, quarantine. Returns each call's answer and the events to land
+// in ClickHouse. Steps return result unions (ok / reject / hold / replay) instead of throwing.
+import type pg from 'pg';
+import { newId } from './ids.js';
+import { tx } from './store/postgres.js';
+import { resolveProfile, profileOut } from './identity.js';
+import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
+import {
+  checkIdentify, checkTrack, collectObservations, holdCalls, observe,
+  type CatalogSnapshot, type SnapshotCache,
+} from './governance/mod.js';
+
+export interface ProcessContext {
+  pool: pg.Pool;
+  snapshots: SnapshotCache;
+  /** Calls processed at once (each in its own transaction); bounded by the pool size. */
+  concurrency: number;
+}
+
+interface SourceState { archived: boolean; appArchived: boolean }
+
+const QUARANTINED = { status: 'quarantined' };
+const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
+
+export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
+  const orgIds = [...new Set(calls.map((c) => c.orgId))];
+  const sourceIds = [...new Set(calls.map((c) => c.sourceId))];
+  // Per batch, not per call: catalog snapshots (reloaded only when an org's catalog version moved)
+  // and the archive state of every source (so an archived source is refused at once, whatever the
+  // front end cached).
+  const [snaps, srcRows] = await Promise.all([
+    ctx.snapshots.get(ctx.pool, orgIds),
+    ctx.pool.query<{ id: string; archived: boolean; app_archived: boolean }>(
+      `SELECT s.id, s.archived_at IS NOT NULL AS archived, a.status = 'archived' AS app_archived
+       FROM sources s JOIN apps a ON a.id = s.app_id WHERE s.id = ANY($1)`, [sourceIds]),
+  ]);
+  const sources = new Map<string, SourceState>(srcRows.rows.map((r) => [r.id, { archived: r.archived, appArchived: r.app_archived }]));
+
+  const results: CallResult[] = new Array(calls.length);
+  const events: EventRecord[] = [];
+  const observations = new Map<string, IngestCall[]>();
+  let next = 0;
+  const worker = async () => {
+    while (next < calls.length) {
+      const i = next++;
+      const call = calls[i]!;
+      const src = sources.get(call.sourceId);
+      if (!src) { results[i] = err(404, 'not_found', 'source not found'); continue; }
+      if (src.archived) { results[i] = err(403, 'forbidden', 'the source is archived'); continue; }
+      if (src.appArchived) { results[i] = err(403, 'forbidden', 'the app of this source is archived'); continue; }
+      const snap = snaps.get(call.orgId)!;
+      const out = call.kind === 'track' ? await track(ctx.pool, snap, call) : await identify(ctx.pool, snap, call);
+      results[i] = out.result;
+      if (out.event) events.push(out.event);
+      if (out.observe) {
+        let list = observations.get(call.orgId);
+        if (!list) observations.set(call.orgId, (list = []));
+        list.push(call);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency, calls.length) }, worker));
+
+  // Catalog observation once per org per batch; no write when nothing is new.
+  for (const [orgId, list] of observations) {
+    await observe(ctx.pool, orgId, snaps.get(orgId)!, collectObservations(list));
+  }
+  return { results, events };
+}
+
+interface CallOutcome { result: CallResult; event?: EventRecord; observe?: boolean }
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Claims the messageId; returns the stored answer when it was claimed before. */
+async function claim(c: pg.PoolClient, call: IngestCall, messageId: string): Promise<{ prior?: any }> {
+  const ins = await c.query(
+    `INSERT INTO messages (org_id, app_id, message_id, kind, result) VALUES ($1, $2, $3, $4, '{}'::jsonb)
+     ON CONFLICT DO NOTHING RETURNING 1`, [call.orgId, call.appId, messageId, call.kind]);
+  if (ins.rowCount) return {};
+  const r = await c.query('SELECT result FROM messages WHERE org_id = $1 AND app_id = $2 AND message_id = $3', [call.orgId, call.appId, messageId]);
+  return { prior: r.rows[0]?.result ?? {} };
+}
+
+const record = (c: pg.PoolClient, call: IngestCall, messageId: string, result: unknown) =>
+  c.query('UPDATE messages SET result = $4::jsonb WHERE org_id = $1 AND app_id = $2 AND message_id = $3',
+    [call.orgId, call.appId, messageId, JSON.stringify(result)]);
+
+class Rollback { constructor(readonly outcome: CallOutcome) {} }
+
+async function inTx(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<CallOutcome>): Promise<CallOutcome> {
+  try {
+    return await tx(pool, fn);
+  } catch (e) {
+    if (e instanceof Rollback) return e.outcome; // nothing of a rejected call is written
+    throw e;
+  }
+}
+
+async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
+  const body = call.body as TrackBody;
+  return inTx(pool, async (c) => {
+    const { prior } = await claim(c, call, body.messageId);
+    if (prior) {
+      // A replay answers the original; its event is emitted again so that a redelivery after a
+      // crash still lands it (ClickHouse collapses the duplicate by id).
+      if (prior.status === 'quarantined' && !call.promoted) return { result: { status: 200, data: QUARANTINED } };
+      if (prior.event) return { result: { status: 200, data: prior.event }, event: prior.event };
+      if (prior.status !== 'quarantined') return { result: { status: 200, data: prior } };
+    }
+    const verdict = checkTrack(snap, body, !!call.promoted);
+    if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
+    if (verdict.kind === 'hold') {
+      await holdCalls(c, [{ orgId: call.orgId, kind: 'event', name: body.event, call }]);
+      await record(c, call, body.messageId, QUARANTINED);
+      return { result: { status: 200, data: QUARANTINED } };
+    }
+    const now = iso(call.receivedAt);
+    const { profile } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
+    const event: EventRecord = {
+      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: profile.id,
+      environment: call.environment, event: body.event, properties: body.properties ?? {},
+      timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
+    };
+    await record(c, call, body.messageId, { event });
+    return { result: { status: 201, data: event }, event, observe: true };
+  });
+}
+
+/** `consent`, when an object of booleans, is the profile's consent and not a trait. */
+function splitConsent(traits: Record<string, unknown> | undefined) {
+  if (!traits) return { traits: {}, consent: undefined };
+  const c = traits.consent;
+  if (c && typeof c === 'object' && !Array.isArray(c) && Object.values(c).every((v) => typeof v === 'boolean')) {
+    const { consent, ...rest } = traits;
+    return { traits: rest, consent: consent as Record<string, boolean> };
+  }
+  return { traits, consent: undefined };
+}
+
+async function identify(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
+  const body = call.body as IdentifyBody;
+  return inTx(pool, async (c) => {
+    if (body.messageId) {
+      const { prior } = await claim(c, call, body.messageId);
+      if (prior?.profileId && !call.promoted) {
+        // The profile it landed on, or the survivor it was merged into since.
+        const r = await c.query(`SELECT * FROM profiles WHERE id = COALESCE((SELECT merged_into FROM profiles WHERE id = $1), $1)`, [prior.profileId]);
+        if (r.rows[0]) return { result: { status: 200, data: await profileOut(c, r.rows[0]) } };
+      }
+    }
+    const { traits, consent } = splitConsent(body.traits);
+    const verdict = checkIdentify(snap, traits, !!call.promoted);
+    if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
+    const now = iso(call.receivedAt);
+    const { profile } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
+    let row = profile;
+    if (Object.keys(verdict.apply).length || consent) {
+      const r = await c.query(
+        `UPDATE profiles SET traits = traits || $2::jsonb, consent = consent || $3::jsonb, updated_at = $4 WHERE id = $1 RETURNING *`,
+        [profile.id, JSON.stringify(verdict.apply), JSON.stringify(consent ?? {}), now]);
+      row = r.rows[0];
+    }
+    const heldNames = Object.keys(verdict.held);
+    if (heldNames.length) {
+      // One held value per trait name, replayed on promote as an identify of that trait alone.
+      await holdCalls(c, heldNames.map((name) => ({
+        orgId: call.orgId, kind: 'trait' as const, name,
+        call: { ...call, id: newId('call'), body: { identifiers: body.identifiers, traits: { [name]: verdict.held[name] }, timestamp: body.timestamp } },
+      })));
+    }
+    if (body.messageId) await record(c, call, body.messageId, { profileId: row.id });
+    return { result: { status: 200, data: await profileOut(c, row) }, observe: true };
+  });
+}

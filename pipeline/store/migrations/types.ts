@@ -1,0 +1,1 @@
+export interface Migration { version: number; name: string; statements: string[] }

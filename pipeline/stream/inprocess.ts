@@ -1,0 +1,96 @@
+// Embedded mode (no NATS_URL): the same two streams over in-memory work queues. Not durable across
+// a crash (nothing is in embedded mode), but bounded: a full queue refuses (503) instead of growing.
+import type { Logger } from '../../api/log.js';
+import type { CallResult, EventRecord, IngestCall } from '../types.js';
+import { StreamUnavailableError } from './errors.js';
+import { DEFAULT_MAX_BATCH, DEFAULT_RESULT_TIMEOUT_MS, type EventStream, type IngestStream } from './types.js';
+import { WorkQueue } from './work-queue.js';
+import { createWaiter, deliver, type Waiter } from './waiter.js';
+
+export interface InProcessOptions {
+  log: Logger;
+  /** Calls (and, separately, events) queued or in flight before submit/publish refuse; default 100k. */
+  maxPending?: number;
+  resultTimeoutMs?: number;
+  /** Delay before a failed batch is retried, by attempt (default 100 ms doubling up to 5 s). */
+  retryDelayMs?: (attempts: number) => number;
+}
+
+interface Item<V, R> { value: V; waiter: Waiter<R>; index: number }
+
+export function createInProcessStreams(opts: InProcessOptions): { ingest: IngestStream; events: EventStream } {
+  const maxPending = opts.maxPending ?? 100_000;
+  const resultTimeoutMs = opts.resultTimeoutMs ?? DEFAULT_RESULT_TIMEOUT_MS;
+  const retryDelayMs = opts.retryDelayMs ?? ((a: number) => Math.min(5_000, 100 * 2 ** (a - 1)));
+  const log = opts.log.child({ component: 'stream', mode: 'in-process' });
+
+  const calls = new WorkQueue<Item<IngestCall, CallResult>>({ maxPending, log, retryDelayMs });
+  const submits = new Set<Waiter<CallResult>>();
+  let ingestClosed = false;
+
+  const ingest: IngestStream = {
+    submit(batch) {
+      if (batch.length === 0) return Promise.resolve([]);
+      if (ingestClosed) return Promise.reject(new StreamUnavailableError('the ingestion stream is closed'));
+      const { waiter, promise } = createWaiter<CallResult>(batch.length, submits, {
+        timeoutMs: resultTimeoutMs, onTimeout: () => new StreamUnavailableError('no result from the ingestion workers in time'),
+      });
+      if (!calls.push(batch.map((value, index) => ({ value, waiter, index })))) {
+        waiter.reject(new StreamUnavailableError('the ingestion queue is full'));
+      }
+      return promise;
+    },
+    consume(handler, o) {
+      return calls.consume(async (items, redelivered) => {
+        // A call whose submitter already gave up (timeout -> 503) is skipped: the caller retries it.
+        const live = items.filter((it) => !it.waiter.settled);
+        if (live.length === 0) return;
+        const flags = live.length === items.length ? redelivered : items.flatMap((it, i) => (it.waiter.settled ? [] : [redelivered[i]!]));
+        const results = await handler(live.map((it) => it.value), { redelivered: flags });
+        if (!Array.isArray(results) || results.length !== live.length) {
+          throw new Error(`ingest handler returned ${Array.isArray(results) ? results.length : 'no'} results for ${live.length} calls`);
+        }
+        for (let i = 0; i < live.length; i++) deliver(live[i]!.waiter, live[i]!.index, results[i]!);
+      }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
+    },
+    healthy: () => !ingestClosed,
+    async close() {
+      if (ingestClosed) return;
+      ingestClosed = true;
+      await calls.close();
+      for (const w of [...submits]) w.reject(new StreamUnavailableError('the ingestion stream closed before the call was processed'));
+    },
+  };
+
+  const queued = new WorkQueue<Item<EventRecord, true>>({ maxPending, log, retryDelayMs });
+  const publishes = new Set<Waiter<true>>();
+  let eventsClosed = false;
+
+  const events: EventStream = {
+    publish(batch) {
+      if (batch.length === 0) return Promise.resolve();
+      if (eventsClosed) return Promise.reject(new StreamUnavailableError('the event stream is closed'));
+      // No timeout: the ingest batch that publishes waits until its events are written (embedded
+      // mode answers only stored events), and its own submitters time out on their side.
+      const { waiter, promise } = createWaiter<true>(batch.length, publishes);
+      if (!queued.push(batch.map((value, index) => ({ value, waiter, index })))) {
+        waiter.reject(new StreamUnavailableError('the event queue is full'));
+      }
+      return promise.then(() => undefined);
+    },
+    consume(handler, o) {
+      return queued.consume(async (items) => {
+        await handler(items.map((it) => it.value));
+        for (const it of items) deliver(it.waiter, it.index, true);
+      }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
+    },
+    async close() {
+      if (eventsClosed) return;
+      eventsClosed = true;
+      await queued.close();
+      for (const w of [...publishes]) w.reject(new StreamUnavailableError('the event stream closed before the events were written'));
+    },
+  };
+
+  return { ingest, events };
+}

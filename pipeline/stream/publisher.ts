@@ -1,0 +1,93 @@
+// Durable publishing without a promise per message: each message goes out with core
+// `nc.publish(subject, data, { reply })` and JetStream's PubAck comes back on one per-process
+// wildcard subscription, where it is counted against its publish() call. `js.publish` awaited
+// message by message is client-bound (~23k msg/s here); this reaches the server's limit.
+import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Logger } from '../../api/log.js';
+import { StreamUnavailableError } from './errors.js';
+
+export interface OutMessage { subject: string; data: Uint8Array; /** Nats-Msg-Id: JetStream drops a repeat within its window. */ msgId?: string }
+
+interface Pending { left: number; first: number; count: number; resolve(): void; reject(e: Error): void; timer: NodeJS.Timeout }
+
+export class AckedPublisher {
+  private readonly prefix: string;
+  private readonly sub: Subscription;
+  private seq = 0;
+  /** Message token -> its publish() call. */
+  private readonly byToken = new Map<number, Pending>();
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly nc: NatsConnection, private readonly log: Logger, private readonly timeoutMs: number) {
+    this.prefix = `${createInbox()}.`;
+    this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => {
+      if (err) { log.warn('puback subscription failed', { err }); return; }
+      this.onAck(Number(msg.subject.slice(this.prefix.length)), msg.data);
+    } });
+    // A closed connection will never acknowledge: fail the waiting calls now, not at their timeout.
+    void nc.closed().then(() => this.failAll(new StreamUnavailableError('the NATS connection is closed')));
+  }
+
+  /** Resolves once every message is stored; rejects with StreamUnavailableError otherwise. */
+  publish(msgs: OutMessage[]): Promise<void> {
+    if (msgs.length === 0) return Promise.resolve();
+    if (this.nc.isClosed()) return Promise.reject(new StreamUnavailableError('the NATS connection is closed'));
+    return new Promise<void>((resolve, reject) => {
+      const first = this.seq + 1;
+      const p: Pending = { left: msgs.length, first, count: msgs.length, resolve, reject, timer: undefined as unknown as NodeJS.Timeout };
+      p.timer = setTimeout(() => this.fail(p, new StreamUnavailableError(`the stream did not acknowledge ${p.left} of ${p.count} messages in ${this.timeoutMs} ms`)), this.timeoutMs);
+      try {
+        for (const m of msgs) {
+          const token = ++this.seq;
+          this.byToken.set(token, p);
+          let h;
+          if (m.msgId !== undefined) { h = headers(); h.set('Nats-Msg-Id', m.msgId); }
+          this.nc.publish(m.subject, m.data, { reply: this.prefix + token, headers: h });
+        }
+      } catch (err) {
+        // The connection closed (or is draining) under us.
+        this.fail(p, new StreamUnavailableError(`publishing failed: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  /** Lets the waiting publishes get their acknowledgements (up to the ack timeout), then stops. */
+  async close(): Promise<void> {
+    const deadline = Date.now() + this.timeoutMs;
+    while (this.byToken.size > 0 && Date.now() < deadline && !this.nc.isClosed()) await new Promise((r) => setTimeout(r, 20));
+    this.failAll(new StreamUnavailableError('the publisher is closed'));
+    if (!this.nc.isClosed()) this.sub.unsubscribe();
+  }
+
+  private onAck(token: number, data: Uint8Array) {
+    const p = this.byToken.get(token);
+    if (!p) return; // its call already failed or timed out
+    this.byToken.delete(token);
+    // A stored message gets {"stream":..,"seq":..} (maybe "duplicate":true); anything else (an
+    // {"error":..} PubAck, a 503 no-responders status with an empty body) means not stored.
+    let ok = false;
+    let reason = 'no responders (is the stream missing?)';
+    if (data.length > 0) {
+      try {
+        const a = JSON.parse(this.decoder.decode(data)) as { seq?: number; error?: { description?: string } };
+        ok = typeof a.seq === 'number' && !a.error;
+        if (!ok) reason = a.error?.description ?? 'unexpected puback';
+      } catch { reason = 'unreadable puback'; }
+    }
+    if (!ok) { this.fail(p, new StreamUnavailableError(`the stream refused a message: ${reason}`)); return; }
+    if (--p.left === 0) { clearTimeout(p.timer); p.resolve(); }
+  }
+
+  private fail(p: Pending, err: Error) {
+    if (p.left <= 0) return;
+    p.left = -1;
+    clearTimeout(p.timer);
+    for (let t = p.first; t < p.first + p.count; t++) this.byToken.delete(t);
+    this.log.debug('publish not acknowledged', { err: err.message });
+    p.reject(err);
+  }
+
+  private failAll(err: Error) {
+    for (const p of new Set(this.byToken.values())) this.fail(p, err);
+  }
+}

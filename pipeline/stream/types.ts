@@ -1,0 +1,43 @@
+// The two streams of the ingestion pipeline, with one interface for JetStream and in-process.
+import type { CallResult, EventRecord, IngestCall } from '../types.js';
+
+export interface ConsumeOptions {
+  /** Most calls (or events) handed to the handler at once; default 500. */
+  maxBatch?: number;
+  /** Batches of this consumer running at once (backpressure stays in the stream); default 1 in-process, 2 on JetStream. */
+  maxInFlight?: number;
+}
+
+export interface Consumer { close(): Promise<void> }
+
+export type IngestHandler = (calls: IngestCall[], info: { redelivered: boolean[] }) => Promise<CallResult[]>;
+export type EventHandler = (events: EventRecord[]) => Promise<void>;
+
+export interface IngestStream {
+  /**
+   * Durably publishes the calls and resolves with one CallResult per call, in order, once a worker
+   * processed them. Rejects with StreamUnavailableError when the stream cannot durably accept them
+   * or no result arrives within `resultTimeoutMs` (default 30 s).
+   */
+  submit(calls: IngestCall[]): Promise<CallResult[]>;
+  /**
+   * Worker side: a long-lived consumer handing bounded batches to `handler`, which returns one
+   * CallResult per call. Results go back to the submitter, then the batch is acknowledged; when the
+   * handler throws, nothing is acknowledged and the calls come again later with `redelivered` true.
+   */
+  consume(handler: IngestHandler, opts?: ConsumeOptions): Consumer;
+  /** False when the underlying connection is down. */
+  healthy(): boolean;
+  close(): Promise<void>;
+}
+
+export interface EventStream {
+  /** Durably hands events over (JetStream: Nats-Msg-Id = event id; in-process: resolves once written). */
+  publish(events: EventRecord[]): Promise<void>;
+  /** Acknowledges only after `handler` resolved; when it throws, the events come again after a backoff. */
+  consume(handler: EventHandler, opts?: ConsumeOptions): Consumer;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_BATCH = 500;
+export const DEFAULT_RESULT_TIMEOUT_MS = 30_000;

@@ -1,0 +1,279 @@
+// The ingestion streams, in-process and (when a NATS server answers on 127.0.0.1:4222) on
+// JetStream, through the same scenarios; plus the Avro wire records. JetStream tests isolate
+// themselves with a random name prefix and delete their streams afterwards.
+import t from 'tap';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { createLogger } from '../api/log.js';
+import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
+  type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
+import { decodeCallResult, decodeCallResults, decodeEventRecord, decodeIngestCall, encodeCallResult, encodeCallResults,
+  encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
+import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
+
+const log = createLogger('silent');
+
+function reachable(port: number) {
+  return new Promise<boolean>((resolve) => {
+    const c = net.connect(port, '127.0.0.1', () => { c.destroy(); resolve(true); });
+    c.on('error', () => resolve(false));
+  });
+}
+const natsUp = await reachable(4222);
+
+let seq = 0;
+function mkCall(orgId = 'org_1'): IngestCall {
+  const n = ++seq;
+  return {
+    id: `call_${n}_${randomBytes(4).toString('hex')}`, kind: 'track', orgId, appId: 'app_1', sourceId: 'src_1',
+    environment: 'production', receivedAt: Date.now(),
+    body: { identifiers: { userId: `u${n}` }, event: 'Clicked', properties: { n }, messageId: `m${n}` },
+  };
+}
+function mkEvent(i: number): EventRecord {
+  return {
+    id: `evt_${i}_${randomBytes(4).toString('hex')}`, orgId: 'org_1', appId: 'app_1', sourceId: 'src_1', profileId: 'prof_1',
+    environment: 'development', event: 'Viewed', properties: { i }, timestamp: new Date().toISOString(),
+    receivedAt: new Date().toISOString(), messageId: i % 2 ? `m${i}` : null,
+  };
+}
+const answer = (c: IngestCall): CallResult => ({ status: 201, data: { id: c.id } });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(cond: () => boolean | Promise<boolean>, ms = 15_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) { if (Date.now() > end) throw new Error('condition not met in time'); await sleep(10); }
+}
+
+interface Opened {
+  ingest: IngestStream;
+  events: EventStream;
+  /** JetStream only: unacknowledged / undelivered messages of the events consumer. */
+  eventAcks?: () => Promise<{ ackPending: number; pending: number }>;
+  close(): Promise<void>;
+}
+
+async function openJetStream(nc?: NatsConnection, prefix = 'T' + randomBytes(5).toString('hex')): Promise<Opened & { nc: NatsConnection; prefix: string }> {
+  const own = !nc;
+  const conn = nc ?? await connect({ servers: '127.0.0.1:4222' });
+  const s = await createJetStreams({ nc: conn, log, names: { prefix }, nakDelayMs: 200, resultTimeoutMs: 20_000 });
+  const names = streamNames(prefix);
+  return {
+    ...s, nc: conn, prefix,
+    async eventAcks() {
+      const i = await (await jetstreamManager(conn)).consumers.info(names.eventsStream, names.eventsConsumer);
+      return { ackPending: i.num_ack_pending, pending: i.num_pending };
+    },
+    async close() {
+      await s.ingest.close(); await s.events.close();
+      if (!own) return;
+      const jsm = await jetstreamManager(conn);
+      await jsm.streams.delete(names.ingestStream).catch(() => undefined);
+      await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+      await conn.close();
+    },
+  };
+}
+
+const backends: Array<{ name: string; up: boolean; open(): Promise<Opened> }> = [
+  { name: 'in-process', up: true, open: async () => { const s = createInProcessStreams({ log }); return { ...s, close: async () => { await s.ingest.close(); await s.events.close(); } }; } },
+  { name: 'jetstream', up: natsUp, open: () => openJetStream() },
+];
+
+for (const b of backends) {
+  const skip = (t: { plan(n: number, why?: string): void }) => { if (!b.up) t.plan(0, 'no NATS'); return !b.up; };
+
+  t.test(`${b.name}: 1,000 calls from concurrent submits come back to their callers in order`, async (t) => {
+    if (skip(t)) return;
+    const s = await b.open();
+    t.teardown(() => s.close());
+    let biggest = 0;
+    let processed = 0;
+    const consumer = s.ingest.consume(async (calls) => {
+      biggest = Math.max(biggest, calls.length);
+      processed += calls.length;
+      return calls.map(answer);
+    }, { maxBatch: 64 });
+    const submits = Array.from({ length: 10 }, () => Array.from({ length: 100 }, () => mkCall()));
+    const results = await Promise.all(submits.map((calls) => s.ingest.submit(calls)));
+    for (let i = 0; i < submits.length; i++) {
+      t.same(results[i], submits[i]!.map(answer), `submit ${i} got its own results in order`);
+    }
+    t.ok(biggest <= 64, `batches never exceed maxBatch (largest ${biggest})`);
+    t.equal(processed, 1000, 'every call processed once');
+    t.ok(s.ingest.healthy());
+    await consumer.close();
+  });
+
+  t.test(`${b.name}: a handler that throws once leads to redelivery and one result per call`, async (t) => {
+    if (skip(t)) return;
+    const s = await b.open();
+    t.teardown(() => s.close());
+    let failed = false;
+    const seen = new Map<string, boolean[]>();
+    const consumer = s.ingest.consume(async (calls, info) => {
+      calls.forEach((c, i) => seen.set(c.id, [...(seen.get(c.id) ?? []), info.redelivered[i]!]));
+      if (!failed) { failed = true; throw new Error('boom'); }
+      return calls.map(answer);
+    });
+    const calls = Array.from({ length: 50 }, () => mkCall());
+    const results = await s.ingest.submit(calls);
+    t.same(results, calls.map(answer), 'one result per call, in order');
+    const again = [...seen.values()].filter((v) => v.length > 1);
+    t.ok(again.length > 0, 'some calls were delivered again');
+    for (const v of again) { t.equal(v[0], false); t.equal(v[v.length - 1], true, 'marked redelivered'); }
+    await consumer.close();
+  });
+
+  t.test(`${b.name}: events reach the consumer and are acknowledged after the handler`, async (t) => {
+    if (skip(t)) return;
+    const s = await b.open();
+    t.teardown(() => s.close());
+    const got = new Map<string, EventRecord>();
+    let gate: (() => void) | undefined;
+    let blocked = true;
+    let failOnce = true;
+    const consumer = s.events.consume(async (events) => {
+      if (blocked) await new Promise<void>((r) => { gate = r; });
+      if (failOnce) { failOnce = false; throw new Error('clickhouse down'); }
+      for (const e of events) got.set(e.id, e);
+    }, { maxBatch: 100 });
+    const events = Array.from({ length: 300 }, (_, i) => mkEvent(i));
+    let published = false;
+    const pub = Promise.all([s.events.publish(events.slice(0, 150)), s.events.publish(events.slice(150))]).then(() => { published = true; });
+    await until(() => gate !== undefined);
+    if (s.eventAcks) {
+      await pub;
+      t.ok((await s.eventAcks()).ackPending > 0, 'not acknowledged while the handler runs');
+    } else {
+      await sleep(50);
+      t.notOk(published, 'in-process publish waits until the events are written');
+    }
+    blocked = false;
+    gate!();
+    await pub;
+    await until(() => got.size === 300);
+    t.same([...got.keys()].sort(), events.map((e) => e.id).sort(), 'every event delivered');
+    t.same(got.get(events[7]!.id), events[7]);
+    if (s.eventAcks) {
+      const acks = s.eventAcks;
+      await until(async () => { const a = await acks(); return a.ackPending === 0 && a.pending === 0; });
+      t.pass('all acknowledged after the handler resolved');
+    }
+    await consumer.close();
+  });
+
+  t.test(`${b.name}: a consumer closed mid-stream leaves the rest to a later one`, async (t) => {
+    if (skip(t)) return;
+    const s = await b.open();
+    t.teardown(() => s.close());
+    const calls = Array.from({ length: 500 }, () => mkCall());
+    const byFirst = new Set<string>();
+    const first = s.ingest.consume(async (batch) => {
+      await sleep(5);
+      batch.forEach((c) => byFirst.add(c.id));
+      return batch.map(answer);
+    }, { maxBatch: 20, maxInFlight: 1 });
+    const pending = Promise.all([0, 1, 2, 3, 4].map((i) => s.ingest.submit(calls.slice(i * 100, i * 100 + 100))));
+    await until(() => byFirst.size >= 100);
+    await first.close();
+    const afterClose = byFirst.size;
+    t.ok(afterClose < 500, `first consumer stopped early (${afterClose} processed)`);
+    await sleep(100);
+    t.equal(byFirst.size, afterClose, 'nothing processed after close()');
+    const bySecond = new Set<string>();
+    const second = s.ingest.consume(async (batch) => { batch.forEach((c) => bySecond.add(c.id)); return batch.map(answer); });
+    const results = (await pending).flat();
+    t.same(results, calls.map(answer), 'every call answered');
+    t.ok(calls.every((c) => byFirst.has(c.id) || bySecond.has(c.id)), 'nothing lost');
+    await second.close();
+  });
+}
+
+t.test('in-process: submit refuses when full or closed', async (t) => {
+  const s = createInProcessStreams({ log, maxPending: 10 });
+  await t.rejects(s.ingest.submit(Array.from({ length: 11 }, () => mkCall())), StreamUnavailableError, 'full queue -> 503');
+  const timed = createInProcessStreams({ log, resultTimeoutMs: 50 });
+  await t.rejects(timed.ingest.submit([mkCall()]), StreamUnavailableError, 'no worker -> result timeout');
+  await s.ingest.close(); await s.events.close(); await timed.ingest.close(); await timed.events.close();
+  await t.rejects(s.ingest.submit([mkCall()]), StreamUnavailableError, 'closed');
+  await t.rejects(s.events.publish([mkEvent(1)]), StreamUnavailableError, 'closed');
+  t.notOk(s.ingest.healthy());
+});
+
+t.test('jetstream: two front ends starting at once share the streams; results go to the submitter', async (t) => {
+  if (!natsUp) { t.plan(0, 'no NATS'); return; }
+  const prefix = 'T' + randomBytes(5).toString('hex');
+  const [a, b] = await Promise.all([openJetStream(undefined, prefix), openJetStream(undefined, prefix)]);
+  t.teardown(async () => { await b.close(); await a.close(); });
+  const worker = a.ingest.consume(async (calls) => calls.map(answer));
+  const fromA = Array.from({ length: 200 }, () => mkCall('org_a'));
+  const fromB = Array.from({ length: 200 }, () => mkCall('org b.with*odd>chars'));
+  const [ra, rb] = await Promise.all([a.ingest.submit(fromA), b.ingest.submit(fromB)]);
+  t.same(ra, fromA.map(answer));
+  t.same(rb, fromB.map(answer), 'answered across processes (and odd org ids still publish)');
+  await worker.close();
+});
+
+t.test('jetstream: submit fails fast when the connection is closed or unreachable', async (t) => {
+  if (!natsUp) { t.plan(0, 'no NATS'); return; }
+  // Through a TCP proxy that we cut: the client keeps reconnecting, publishes are never acknowledged.
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    const up = net.connect(4222, '127.0.0.1');
+    sockets.add(client); sockets.add(up);
+    client.pipe(up).pipe(client);
+    const end = () => { client.destroy(); up.destroy(); };
+    client.on('error', end); up.on('error', end); client.on('close', end); up.on('close', end);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  const port = (proxy.address() as net.AddressInfo).port;
+  const nc = await connect({ servers: `127.0.0.1:${port}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const prefix = 'T' + randomBytes(5).toString('hex');
+  const s = await openJetStream(nc, prefix);
+  t.teardown(async () => {
+    await s.close().catch(() => undefined);
+    await nc.close().catch(() => undefined);
+    const direct = await connect({ servers: '127.0.0.1:4222' });
+    const jsm = await jetstreamManager(direct);
+    const names = streamNames(prefix);
+    await jsm.streams.delete(names.ingestStream).catch(() => undefined);
+    await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+    await direct.close();
+  });
+  t.ok(s.ingest.healthy());
+  await new Promise<void>((r) => { for (const so of sockets) so.destroy(); proxy.close(() => r()); });
+  let t0 = Date.now();
+  await t.rejects(s.ingest.submit([mkCall(), mkCall()]), StreamUnavailableError, 'unreachable -> 503');
+  t.ok(Date.now() - t0 < 5_000, `rejected in ${Date.now() - t0} ms`);
+  await t.rejects(s.events.publish([mkEvent(1)]), StreamUnavailableError, 'events too');
+  t.notOk(s.ingest.healthy(), 'unhealthy while disconnected');
+  await nc.close();
+  t0 = Date.now();
+  await t.rejects(s.ingest.submit([mkCall()]), StreamUnavailableError, 'closed connection -> 503');
+  t.ok(Date.now() - t0 < 100, 'at once');
+});
+
+t.test('avro round trip of the wire records', async (t) => {
+  const call: IngestCall = {
+    id: 'call_ü', kind: 'identify', orgId: 'org_1', appId: 'app_1', sourceId: 'src_1', environment: 'development',
+    receivedAt: 1_700_000_000_123,
+    body: { identifiers: { email: 'zoë@example.com', anonymousId: '匿名' }, traits: { nested: { a: [1, null, { b: '😀' }] }, none: null } },
+  };
+  t.same(decodeIngestCall(encodeIngestCall(call, '_hw.res.n1')), { call, replyTo: '_hw.res.n1' });
+  const promoted = { ...mkCall(), promoted: true };
+  t.same(decodeIngestCall(encodeIngestCall(promoted, 'r')).call, promoted, 'promoted survives');
+
+  const ok: CallResult = { status: 201, data: { id: 'evt_1', props: { 'ключ': ['значение', null] } } };
+  const nul: CallResult = { status: 200, data: null };
+  const err: CallResult = { status: 422, error: { code: 'validation_failed', message: 'bad “quotes”' } };
+  for (const r of [ok, nul, err]) t.same(decodeCallResult(encodeCallResult('c1', r)), { id: 'c1', result: r });
+  const batch = [{ id: 'a', result: ok }, { id: 'b', result: err }, { id: 'c', result: nul }];
+  t.same(decodeCallResults(encodeCallResults(batch)), batch);
+
+  const ev: EventRecord = { ...mkEvent(2), event: 'Überweisung ✓', properties: { deep: { x: { y: [1, 2, { z: 'ß' }] } }, n: null }, messageId: null };
+  t.same(decodeEventRecord(encodeEventRecord(ev)), ev);
+  const withMsg = { ...ev, messageId: 'msg_1' };
+  t.same(decodeEventRecord(new Uint8Array(encodeEventRecord(withMsg))), withMsg, 'decodes a plain Uint8Array too');
+});
