@@ -160,6 +160,14 @@ t.test('credential scheme matrix', async (t) => {
       want: { apiKey: E401, deployKey: E403D, pipelineKey: E401, operator: E401, admin: ok200, member: E403F } },
     { name: 'delete source', method: 'DELETE', path: () => `/v1/sources/${srcTarget.id}`,
       want: { apiKey: E401, deployKey: E403D, pipelineKey: E401, operator: E401, admin: ok200, member: E403F } },
+    { name: 'identify', method: 'POST', path: () => '/v1/identify', body: () => ({ data: { sourceId: apiSrcA.id, identifiers: { userId: randomName('u') } } }),
+      want: { apiKey: ok200, deployKey: E403D, pipelineKey: E401, operator: E401, admin: E401, member: E401 } },
+    { name: 'track', method: 'POST', path: () => '/v1/track',
+      body: () => ({ data: { sourceId: apiSrcA.id, identifiers: { userId: randomName('u') }, event: 'auth_matrix', messageId: randomName('m') } }),
+      want: { apiKey: 201, deployKey: E403D, pipelineKey: E401, operator: E401, admin: E401, member: E401 } },
+    { name: 'batch', method: 'POST', path: () => '/v1/batch',
+      body: () => ({ data: { sourceId: apiSrcA.id, calls: [{ type: 'track', identifiers: { userId: randomName('u') }, event: 'auth_matrix', messageId: randomName('m') }] } }),
+      want: { apiKey: ok200, deployKey: E403D, pipelineKey: E401, operator: E401, admin: E401, member: E401 } },
     { name: 'users/me', method: 'GET', path: () => '/v1/users/me',
       want: { apiKey: ok200, deployKey: ok200, pipelineKey: ok200, operator: E401, admin: ok200, member: ok200 } },
     { name: 'create org', method: 'POST', path: () => '/v1/orgs', body: () => ({ data: { name: randomName() } }),
@@ -192,6 +200,25 @@ t.test('credential scheme matrix', async (t) => {
         }
       }
     }
+  }
+});
+
+t.test('ingestion: archived, unknown and foreign source ids', async (t) => {
+  const app = await mk(orgA);
+  const src = (await call(s.url, 'POST', `/v1/apps/${app.id}/sources`, { token: orgA.sessions.admin, body: { data: { kind: 'api' } } })).body.data;
+  const ident = (sourceId: string, key = orgA.apiKey) =>
+    call(s.url, 'POST', '/v1/identify', { token: key, body: { data: { sourceId, identifiers: { userId: randomName('u') } } } });
+  const track = (sourceId: string, key = orgA.apiKey) =>
+    call(s.url, 'POST', '/v1/track', { token: key, body: { data: { sourceId, identifiers: { userId: randomName('u') }, event: 'archived_check', messageId: randomName('m') } } });
+  t.equal((await ident(src.id)).status, 200, 'identify through a live source: 200');
+  t.equal((await track(src.id)).status, 201, 'track through a live source: 201');
+  t.equal((await call(s.url, 'DELETE', `/v1/sources/${src.id}`, { token: orgA.sessions.admin })).status, 200, 'source archived');
+  expectError(t, await ident(src.id), 403, 'forbidden', 'identify through an archived source');
+  expectError(t, await track(src.id), 403, 'forbidden', 'track through an archived source');
+  for (const [label, id] of [['unknown', 'src_00000000000000000000000000'], ["another org's", apiSrcA.id]] as const) {
+    const key = label === 'unknown' ? orgA.apiKey : orgB.apiKey;
+    expectError(t, await ident(id, key), 404, 'not_found', `identify through ${label} source`);
+    expectError(t, await track(id, key), 404, 'not_found', `track through ${label} source`);
   }
 });
 

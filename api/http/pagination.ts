@@ -5,13 +5,18 @@ export function encodeCursor(key: unknown): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-export function decodeCursor<T = unknown>(cursor: unknown): T | undefined {
+const BAD_CURSOR = () => new HttpError('validation_failed', 'query /cursor: is not a cursor returned by this list');
+
+export const isString = (v: unknown): v is string => typeof v === 'string';
+export const isStringPair = (v: unknown): v is [string, string] => Array.isArray(v) && v.length === 2 && isString(v[0]) && isString(v[1]);
+
+/** Decodes a cursor and checks its shape: a forged cursor is 422, never a silently empty page. */
+export function decodeCursor<T>(cursor: unknown, is: (v: unknown) => v is T): T | undefined {
   if (cursor === undefined || cursor === '') return undefined;
-  try {
-    return JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as T;
-  } catch {
-    throw new HttpError('validation_failed', 'query /cursor: is not a cursor returned by this list');
-  }
+  let v: unknown;
+  try { v = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')); } catch { throw BAD_CURSOR(); }
+  if (!is(v)) throw BAD_CURSOR();
+  return v;
 }
 
 /** Callers fetch `limit + 1` rows; this trims to `limit` and fills `meta`. */

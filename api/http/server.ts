@@ -201,37 +201,47 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       method, path, requestId, params: m.params, query: parseQuery(r.getQuery()), body: undefined,
       raw: null, headers, principal: NO_PRINCIPAL,
     };
+    // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
+    let released = false;
+    const release = () => { if (!released) { released = true; inFlight--; } };
     const finish = (p: Promise<Reply>) => {
       p.then((reply) => send(res, state, requestId, method, reply),
         (err) => sendError(res, state, requestId, method, err))
-        .finally(() => { inFlight--; });
+        .finally(release);
     };
     if (!BODY_METHODS.has(method)) { finish(run(route, req, authorization, contentType, null)); return; }
 
     const limit = route.bodyLimit ?? opts.bodyLimit;
     const tooLarge = () => new HttpError(route.bodyLimitCode ?? 'payload_too_large', `body exceeds ${limit} bytes`);
     if (contentLength && Number(contentLength) > limit) {
-      // Answer at once and drop the connection: nothing past the limit is buffered.
+      // Answer at once: nothing past the limit is buffered.
       sendError(res, state, requestId, method, tooLarge());
-      inFlight--;
+      release();
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    let complete = false;
+    // A client that vanishes before its body is complete leaves no handler running: release now,
+    // or graceful shutdown would wait for it.
+    res.onAborted(() => { state.aborted = true; if (!complete) release(); });
     res.onData((ab, isLast) => {
       if (over || state.aborted) return;
       size += ab.byteLength;
       if (size > limit) {
         over = true;
         sendError(res, state, requestId, method, tooLarge());
-        inFlight--;
+        release();
         return;
       }
       // uWS reuses the chunk's memory after this callback: copy it.
       chunks.push(Buffer.from(ab.slice(0)));
-      if (isLast) finish(run(route, req, authorization, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      if (isLast) {
+        complete = true;
+        finish(run(route, req, authorization, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      }
     });
   });
 

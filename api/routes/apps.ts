@@ -1,7 +1,7 @@
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, likeSubstring, page } from '../http/pagination.js';
+import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 import { insertSource, sourceOut } from './sources.js';
 
@@ -40,7 +40,7 @@ export function appRoutes(bind: Bind, d: Deps) {
     let where = 'a.org_id = $1';
     if (q) { args.push(likeSubstring(q)); where += ` AND a.name ILIKE $${args.length}`; }
     if (status && status !== 'all') { args.push(status); where += ` AND a.status = $${args.length}`; }
-    const after = decodeCursor<string>(req.query.cursor);
+    const after = decodeCursor(req.query.cursor, isString);
     if (after !== undefined) { args.push(String(after)); where += ` AND a.id < $${args.length}`; }
     args.push(limit + 1);
     const r = await d.pool.query(`SELECT ${APP_COLS} FROM apps a WHERE ${where} ORDER BY a.id DESC LIMIT $${args.length}`, args);
@@ -77,7 +77,7 @@ export function appRoutes(bind: Bind, d: Deps) {
     const limit = req.query.limit as number;
     const args: unknown[] = [orgId, req.params.appId];
     let where = 'org_id = $1 AND app_id = $2';
-    const after = decodeCursor<string>(req.query.cursor);
+    const after = decodeCursor(req.query.cursor, isString);
     if (after !== undefined) { args.push(String(after)); where += ` AND id < $${args.length}`; }
     args.push(limit + 1);
     const r = await d.pool.query(`SELECT * FROM sources WHERE ${where} ORDER BY id DESC LIMIT $${args.length}`, args);

@@ -6,7 +6,7 @@ import { tx } from '../../pipeline/store/postgres.js';
 import { bumpCatalogVersion, deny, promote, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, likeSubstring, page } from '../http/pagination.js';
+import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 const eventOut = (r: any) => ({
@@ -46,7 +46,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
       // non-ASCII letters too.
       if (q) { args.push(likeSubstring(q)); where += ` AND name COLLATE "default" ILIKE $${args.length}`; }
       if (state) { args.push(state); where += ` AND state = $${args.length}`; }
-      const after = decodeCursor<string>(req.query.cursor);
+      const after = decodeCursor(req.query.cursor, isString);
       if (after !== undefined) { args.push(String(after)); where += ` AND name > $${args.length}`; }
       args.push(limit + 1);
       const r = await d.pool.query(`SELECT * FROM ${k.table} WHERE ${where} ORDER BY name LIMIT $${args.length}`, args);

@@ -1,7 +1,7 @@
 // Read routes over what ingestion stored (decisions §4): profiles from Postgres, events from ClickHouse.
 import { profileOut, type ProfileRow } from '../../pipeline/identity.js';
 import { notFound } from '../http/errors.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { decodeCursor, isStringPair, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 import { chTime } from '../../pipeline/store/events.js';
@@ -42,7 +42,7 @@ export function profileRoutes(bind: Bind, d: Deps) {
     if (q.appId) { params.app = q.appId; where.push('app_id = {app:String}'); }
     if (q.since) { params.since = chTime(new Date(q.since).toISOString()); where.push(`timestamp >= toDateTime64({since:String}, 3, 'UTC')`); }
     if (q.until) { params.until = chTime(new Date(q.until).toISOString()); where.push(`timestamp < toDateTime64({until:String}, 3, 'UTC')`); }
-    const after = decodeCursor<[string, string]>(q.cursor);
+    const after = decodeCursor(q.cursor, isStringPair);
     if (after) {
       params.cts = after[0]; params.cid = after[1];
       where.push(`(timestamp, id) < (toDateTime64({cts:String}, 3, 'UTC'), {cid:String})`);

@@ -9,10 +9,12 @@
 // expired), so close() lets the open one run out, naks what it brought, and strands nothing. It also
 // pulls only when a batch slot is free, which keeps backpressure in the stream.
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../api/log.js';
 import { ACK_WAIT_MS } from './setup.js';
 
 export interface BatchConsumerOptions<T> {
+  nc: NatsConnection;
   js: JetStreamClient;
   stream: string;
   durable: string;
@@ -33,6 +35,11 @@ export interface BatchConsumerOptions<T> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** ack/nak/term publish on the connection and throw once it is closed; the server then redelivers after ack_wait anyway. */
+function settle(msgs: JsMsg[], how: (m: JsMsg) => void) {
+  for (const m of msgs) { try { how(m); } catch { return; } }
+}
+
 export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Promise<void> } {
   let closed = false;
   const running = new Set<Promise<void>>();
@@ -50,7 +57,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
     const started = Date.now();
     const hb = setInterval(() => {
       if (Date.now() - started > 5 * 60_000) { clearInterval(hb); return; }
-      for (const m of msgs) m.working();
+      settle(msgs, (m) => m.working());
     }, ACK_WAIT_MS / 3);
     try {
       const items: T[] = [];
@@ -59,7 +66,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         try { items.push(o.decode(m)); live.push(m); } catch (err) {
           // Unreadable forever (wrong schema): keep it in the log, not in the stream's redelivery loop.
           o.log.error('undecodable message terminated', { err, stream: o.stream, seq: m.seq, data: Buffer.from(m.data).toString('base64') });
-          m.term();
+          settle([m], (x) => x.term());
         }
       }
       if (items.length === 0) return;
@@ -67,10 +74,10 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         await o.process(items, live);
       } catch (err) {
         o.log.warn('batch failed; messages nak\'ed for redelivery', { err, stream: o.stream, size: live.length });
-        for (const m of live) m.nak(o.nakDelayMs(m.info.deliveryCount));
+        settle(live, (m) => m.nak(o.nakDelayMs(m.info.deliveryCount)));
         return;
       }
-      for (const m of live) m.ack();
+      settle(live, (m) => m.ack());
     } finally {
       clearInterval(hb);
     }
@@ -84,11 +91,11 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       if (buf.length === 0) return;
       const batch = buf; buf = [];
       // Closing: hand the messages back at once so another worker takes them.
-      if (closed) for (const m of batch) m.nak(); else dispatch(batch);
+      if (closed) settle(batch, (m) => m.nak()); else dispatch(batch);
     };
     try {
       for await (const m of iter) {
-        if (closed) { m.nak(); continue; }
+        if (closed) { settle([m], (x) => x.nak()); continue; }
         buf.push(m);
         if (buf.length >= o.maxBatch) flush();
         else timer ??= setTimeout(flush, o.lingerMs);
@@ -100,7 +107,8 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
 
   const loop = (async () => {
     let consumer: Consumer | undefined;
-    while (!closed) {
+    // A closed connection never comes back (NatsConnection does not reopen): stop pulling.
+    while (!closed && !o.nc.isClosed()) {
       if (running.size >= o.maxInFlight) {
         await new Promise<void>((r) => { wakeSlot = r; });
         wakeSlot = undefined;
@@ -110,7 +118,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         consumer ??= await o.js.consumers.get(o.stream, o.durable);
         await collect(await consumer.fetch({ max_messages: o.maxBatch, expires: o.fetchExpiresMs }));
       } catch (err) {
-        if (closed) break;
+        if (closed || o.nc.isClosed()) break;
         consumer = undefined;
         o.log.warn('pulling from the stream failed; retrying', { err, stream: o.stream });
         await new Promise<void>((r) => { wakeSleep = r; void sleep(1000).then(r); });

@@ -1,0 +1,522 @@
+// The benchmark harness (`npm run bench`, `npm run bench -- --quick`, `npm run bench -- --soak`).
+//
+// In one run, on this machine, with the same load-generator settings for every server:
+//   raw-uws     bench/raw-uws.ts: uWS parsing the JSON and answering 201 (the ceiling)
+//   fastify-pg  bench/fastify-pg.ts: Fastify + pg, one INSERT per request (what a user would write)
+//   headwater   `node bin/headwater.js serve`, embedded, and with DATABASE_URL + NATS_URL when
+//               those servers answer (each mode skipped with a printed reason otherwise)
+// Each server is its own child process on a free port, alone on the machine while it is measured;
+// the load generator (wrk with a generated Lua script, else autocannon) is another process.
+// Scenarios: track calls (unique messageId, userId among a small set) on every server, and
+// identify-heavy load (a new anonymousId per call: every call creates a profile) on headwater.
+// Prints a table, the ratios, PASS/FAIL per target, and writes bench/results/latest.json.
+//
+// Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
+// headwater mode, RSS sampled every 10 s), --only raw,fastify,embedded,nats, --connections N,
+// --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --loadgen wrk|autocannon.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { connect as netConnect } from 'node:net';
+import pg from 'pg';
+import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
+import { cpuOfNamed, cpuSeconds, machineTicks, memory, openFds } from './procstat.js';
+
+// ---------------------------------------------------------------- options
+
+interface Options {
+  quick: boolean; soak: boolean; only?: Set<string>;
+  connections: number; threads: number; durationS: number; warmupS: number; soakS: number; soakWarmupS: number;
+  loadgen: 'wrk' | 'autocannon'; users: number;
+}
+
+function parseArgs(argv: string[]): Options {
+  const has = (f: string) => argv.includes(f);
+  const val = (f: string) => { const i = argv.indexOf(f); return i !== -1 ? argv[i + 1] : undefined; };
+  const num = (f: string, d: number) => { const v = val(f); if (v === undefined) return d; const n = Number(v); if (!Number.isFinite(n) || n <= 0) throw new Error(`${f} needs a positive number`); return n; };
+  const quick = has('--quick');
+  const only = val('--only');
+  const lg = val('--loadgen');
+  if (lg !== undefined && lg !== 'wrk' && lg !== 'autocannon') throw new Error('--loadgen is wrk or autocannon');
+  return {
+    quick, soak: has('--soak'),
+    only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
+    connections: num('--connections', 64),
+    threads: num('--threads', 2),
+    durationS: num('--duration', quick ? 10 : 30),
+    warmupS: num('--warmup', quick ? 3 : 5),
+    soakS: num('--soak-seconds', 300),
+    soakWarmupS: num('--soak-warmup', 30),
+    loadgen: (lg as 'wrk' | 'autocannon' | undefined) ?? (findWrk() ? 'wrk' : 'autocannon'),
+    users: num('--users', 1000),
+  };
+}
+
+// ---------------------------------------------------------------- child processes
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/ -> project root
+const BENCH_DIST = fileURLToPath(new URL('./', import.meta.url));
+const servers = new Set<ChildProcess>();
+
+interface Server { name: string; child: ChildProcess; pid: number; url: string; stderrTail: () => string }
+
+function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    servers.add(child);
+    let out = '';
+    let err = '';
+    let settled = false;
+    const tail = () => err.slice(-2000);
+    const fail = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      killChild(child, 'SIGKILL');
+      reject(new Error(`${name}: ${why}\n${tail()}`));
+    };
+    const timer = setTimeout(() => fail(`not listening after ${timeoutMs / 1000} s`), timeoutMs);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.length > 20_000) out = out.slice(-10_000);
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({ name, child, pid: child.pid!, url: m[1]!.replace(/\/$/, ''), stderrTail: tail });
+      }
+    });
+    child.stderr!.on('data', (c: Buffer) => { err += c.toString(); if (err.length > 50_000) err = err.slice(-20_000); });
+    child.on('error', (e) => fail(`spawn failed: ${e.message}`));
+    child.on('exit', (code, sig) => { servers.delete(child); fail(`exited early (code ${code}, signal ${sig})`); });
+  });
+}
+
+function killChild(child: ChildProcess, sig: NodeJS.Signals) {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  try { process.kill(-child.pid, sig); } catch { try { child.kill(sig); } catch { /* gone */ } }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`. */
+async function stopServer(s: Server, graceMs = 15_000): Promise<void> {
+  const c = s.child;
+  if (c.exitCode !== null || c.signalCode !== null) { servers.delete(c); return; }
+  const exited = new Promise<void>((r) => c.once('exit', () => r()));
+  const t0 = Date.now();
+  let killed = false;
+  killChild(c, 'SIGTERM');
+  const timer = setTimeout(() => { killed = true; killChild(c, 'SIGKILL'); }, graceMs);
+  await exited;
+  clearTimeout(timer);
+  servers.delete(c);
+  const msg = killed ? `did not exit within ${graceMs / 1000} s of SIGTERM; killed` : `stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+  process.stdout.write(`${s.name}: ${msg}\n`);
+  stopNotes.push({ server: s.name, killed, note: msg });
+}
+const stopNotes: Array<{ server: string; killed: boolean; note: string }> = [];
+
+function killAllSync() {
+  for (const c of servers) killChild(c, 'SIGKILL');
+  for (const c of loadgenChildren) killChild(c, 'SIGKILL');
+}
+process.on('exit', killAllSync);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => { process.stderr.write(`\nbench: ${sig}, stopping children\n`); killAllSync(); process.exit(130); });
+}
+
+// ---------------------------------------------------------------- small helpers
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const hex = (n: number) => randomBytes(n).toString('hex');
+
+function reachable(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host, port });
+    const done = (ok: boolean) => { s.destroy(); resolve(ok); };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+async function http(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let parsed: any;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  return { status: res.status, body: parsed, text };
+}
+
+// ---------------------------------------------------------------- headwater
+
+interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string }
+
+async function headwaterFixture(url: string, operatorToken: string): Promise<Fixture> {
+  const org = await http(url, 'POST', '/v1/orgs', operatorToken, { data: { name: `bench-${hex(4)}` } });
+  if (org.status !== 201) throw new Error(`org create: ${org.status} ${org.text.slice(0, 300)}`);
+  const { apiKey, sessions, org: o } = org.body.data;
+  // The default per-key limit (50k/s) must not be what is measured: raise it (operator setting).
+  const lim = await http(url, 'PATCH', `/v1/orgs/${o.id}`, operatorToken, { data: { limits: { ratePerSecond: 10_000_000, burst: 10_000_000 } } });
+  if (lim.status !== 200) throw new Error(`org limits: ${lim.status} ${lim.text.slice(0, 300)}`);
+  const app = await http(url, 'POST', '/v1/apps', sessions.admin, { data: { name: `bench-app-${hex(3)}` } });
+  if (app.status !== 201) throw new Error(`app create: ${app.status} ${app.text.slice(0, 300)}`);
+  const srcs = await http(url, 'GET', `/v1/apps/${app.body.data.id}/sources`, sessions.admin);
+  if (srcs.status !== 200 || !srcs.body?.data?.[0]?.id) throw new Error(`app sources: ${srcs.status} ${srcs.text.slice(0, 300)}`);
+  return { apiKey, admin: sessions.admin, sourceId: srcs.body.data[0].id, orgId: o.id };
+}
+
+/**
+ * After a run: one sentinel track call (answered after its worker, like every call), then poll
+ * GET /v1/events until it is listed (landed in the event store). Answers the drain time in seconds
+ * from the end of the load, or undefined when it did not show within the bound.
+ */
+async function drain(url: string, f: Fixture, loadEndedAt: number, boundMs = 120_000): Promise<{ drainS?: number; sentinel: string }> {
+  const messageId = `sentinel-${hex(6)}`;
+  let r: { status: number; text: string };
+  try {
+    r = await http(url, 'POST', '/v1/track', f.apiKey, {
+      data: { sourceId: f.sourceId, identifiers: { userId: 'bench-u0' }, event: 'Bench Sentinel', properties: {}, messageId },
+    });
+  } catch (err) { return { sentinel: `sentinel track call: ${(err as Error).message}` }; }
+  if (r.status !== 201) return { sentinel: `sentinel track call answered ${r.status} ${r.text.slice(0, 160)}` };
+  const until = Date.now() + boundMs;
+  while (Date.now() < until) {
+    const ev = await http(url, 'GET', `/v1/events?limit=1&event=${encodeURIComponent('Bench Sentinel')}`, f.admin).catch(() => undefined);
+    if (ev?.status === 200 && ev.body?.data?.[0]?.messageId === messageId) {
+      const latest = await http(url, 'GET', '/v1/events?limit=1', f.admin).catch(() => undefined);
+      if (latest?.status === 200 && latest.body?.data?.length === 1) return { drainS: (Date.now() - loadEndedAt) / 1000, sentinel: 'listed' };
+    }
+    await sleep(50);
+  }
+  return { sentinel: `sentinel answered 201 but not listed in GET /v1/events within ${boundMs / 1000} s` };
+}
+
+// ---------------------------------------------------------------- scenarios
+
+interface ScenarioResult {
+  server: string;          // raw-uws | fastify-pg | headwater-embedded | headwater-nats
+  scenario: CallKind | 'soak';
+  load: LoadResult;
+  rps: number;             // answers/s
+  acceptedPerS: number;    // 2xx answers/s
+  failed: number;          // non-2xx + socket errors + timeouts
+  completedPerS?: number;  // accepted / (run + drain): landed events per second (headwater)
+  drainS?: number;
+  serverCpuPct: number;    // % of one core, server process (all its threads)
+  storesCpuPct: number;    // postgres + nats-server processes
+  loadgenCpuPct?: number;
+  machineBusyPct: number;  // of all cores
+  rssStartMB?: number; rssEndMB?: number; peakRssMB?: number; vmHwmMB?: number;
+  fdsBefore?: number; fdsAfter?: number;
+  rssSamples?: Array<{ t: number; rssMB: number }>;
+  /** Machine busy % during 1 s just before the measured run (other work on the machine). */
+  idleCheckBusyPct?: number;
+  loadAvg1?: number;
+  note?: string;
+}
+
+async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId' | 'users'>, s: LoadSettings, tmp: string,
+  opts: { warmupS: number; scenario: CallKind | 'soak'; fixture?: Fixture; sampleEveryS?: number }): Promise<ScenarioResult> {
+  const base = { ...target, users: o.users };
+  if (opts.warmupS > 0) {
+    process.stdout.write(`  ${srv.name}/${opts.scenario}: warm-up ${opts.warmupS} s\n`);
+    await runLoad({ ...base, runId: `w${hex(4)}` }, { ...s, durationS: opts.warmupS }, { tool: o.loadgen, tmpDir: tmp });
+    await sleep(1000);
+  }
+  const i0 = machineTicks(); await sleep(1000); const i1 = machineTicks();
+  const idleCheckBusyPct = ((i1.busy - i0.busy) / Math.max(1, i1.total - i0.total)) * 100;
+  process.stdout.write(`  ${srv.name}/${opts.scenario}: measuring ${s.durationS} s (machine ${idleCheckBusyPct.toFixed(0)} % busy just before, load average ${loadavg()[0]!.toFixed(1)})\n`);
+  const fdsBefore = openFds(srv.pid);
+  const cpu0 = cpuSeconds(srv.pid) ?? 0;
+  const stores0 = cpuOfNamed(['postgres', 'nats-server']);
+  const m0 = machineTicks();
+  const t0 = Date.now();
+  const samples: Array<{ t: number; rssMB: number }> = [];
+  let peak = 0;
+  const every = (opts.sampleEveryS ?? 1) * 1000;
+  let lastSample = -Infinity;
+  const sampler = setInterval(() => {
+    const m = memory(srv.pid);
+    if (!m) return;
+    peak = Math.max(peak, m.rssMB);
+    const t = Date.now() - t0;
+    if (t - lastSample >= every - 50) { samples.push({ t: Math.round(t / 1000), rssMB: m.rssMB }); lastSample = t; }
+  }, 1000);
+  const first = memory(srv.pid);
+  let load: LoadResult;
+  try {
+    load = await runLoad({ ...base, runId: `r${hex(4)}` }, s, { tool: o.loadgen, tmpDir: tmp });
+  } finally {
+    clearInterval(sampler);
+  }
+  const loadEnded = Date.now();
+  const wall = (loadEnded - t0) / 1000;
+  const cpu1 = cpuSeconds(srv.pid) ?? cpu0;
+  const stores1 = cpuOfNamed(['postgres', 'nats-server']);
+  const m1 = machineTicks();
+  const last = memory(srv.pid);
+  const res: ScenarioResult = {
+    server: srv.name, scenario: opts.scenario, load,
+    rps: load.responses / load.durationS,
+    acceptedPerS: load.ok / load.durationS,
+    failed: load.non2xx + load.socketErrors + load.timeouts,
+    serverCpuPct: ((cpu1 - cpu0) / wall) * 100,
+    storesCpuPct: ((stores1 - stores0) / wall) * 100,
+    loadgenCpuPct: load.loadgenCpuS !== undefined ? (load.loadgenCpuS / wall) * 100 : undefined,
+    machineBusyPct: ((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)) * 100,
+    rssStartMB: first?.rssMB, rssEndMB: last?.rssMB, peakRssMB: Math.max(peak, last?.rssMB ?? 0), vmHwmMB: last?.hwmMB,
+    fdsBefore, idleCheckBusyPct, loadAvg1: loadavg()[0],
+    rssSamples: opts.scenario === 'soak' ? samples : undefined,
+  };
+  if (opts.fixture) {
+    const d = await drain(srv.url, opts.fixture, loadEnded);
+    res.drainS = d.drainS;
+    res.note = d.drainS === undefined ? d.sentinel : undefined;
+    if (d.drainS === undefined) res.failed += 1; // the sentinel is a request too
+    if (d.drainS !== undefined) res.completedPerS = load.ok / (load.durationS + d.drainS);
+    else process.stdout.write(`  ! after the run: ${d.sentinel}\n`);
+  }
+  await sleep(1500); // closed keep-alive sockets and idle pool clients settle
+  res.fdsAfter = openFds(srv.pid);
+  return res;
+}
+
+function line(r: ScenarioResult): string {
+  const f = (n: number | undefined, d = 0) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(d));
+  return `  ${r.server}/${r.scenario}: ${f(r.rps)} req/s, ${f(r.acceptedPerS)} accepted/s, ${r.failed} failed, ${r.load.unanswered ?? '-'} unanswered at the end, p50 ${f(r.load.p50Ms, 2)} ms, ` +
+    `p99 ${f(r.load.p99Ms, 2)} ms, server CPU ${f(r.serverCpuPct)} %, stores ${f(r.storesCpuPct)} %, loadgen ${f(r.loadgenCpuPct)} %, ` +
+    `RSS ${f(r.rssStartMB)}->${f(r.rssEndMB)} MB (peak ${f(r.peakRssMB)}), fds ${r.fdsBefore ?? '-'}->${r.fdsAfter ?? '-'}` +
+    (r.drainS !== undefined ? `, drain ${r.drainS.toFixed(2)} s` : '');
+}
+
+// ---------------------------------------------------------------- main
+
+interface Skip { what: string; reason: string }
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const want = (k: string) => !o.only || o.only.has(k);
+  const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };
+  const tmp = mkdtempSync(join(tmpdir(), 'hw-bench-'));
+  const results: ScenarioResult[] = [];
+  const skipped: Skip[] = [];
+  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number }> = [];
+  const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+  const started = new Date();
+  let benchDb: { name: string; adminUrl: string } | undefined;
+
+  process.stdout.write(`headwater bench: ${o.quick ? 'quick' : 'full'}${o.soak ? ' + soak' : ''}; load generator ${o.loadgen}` +
+    ` (${settings.connections} connections, ${settings.threads} threads, ${settings.durationS} s after ${o.warmupS} s warm-up); ` +
+    `${cpus().length} cores, Node ${process.version}\n`);
+  if (o.loadgen === 'autocannon') process.stdout.write('  (wrk not found: autocannon in a separate process; `apt-get install -y wrk` for the preferred generator)\n');
+
+  const baseEnv = { ...process.env };
+  for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HOST', 'HEADWATER_DATA_DIR']) delete baseEnv[k];
+
+  try {
+    // ---- raw uWS (the ceiling)
+    if (want('raw')) {
+      process.stdout.write('raw-uws: starting\n');
+      try {
+        const srv = await startChild('raw-uws', [join(BENCH_DIST, 'raw-uws.js'), '--port', '0', '--host', '127.0.0.1'], baseEnv, 20_000);
+        try {
+          const r = await measure(o, srv, { url: srv.url, kind: 'track', sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track' });
+          results.push(r); process.stdout.write(line(r) + '\n');
+        } finally { await stopServer(srv); }
+      } catch (err) { skipped.push({ what: 'raw-uws', reason: `failed: ${(err as Error).message}` }); process.stdout.write(`raw-uws: failed: ${(err as Error).message}\n`); }
+    }
+
+    // ---- Fastify + pg
+    const pgU = new URL(dbUrl);
+    const pgUp = await reachable(pgU.hostname, Number(pgU.port || 5432));
+    if (want('fastify')) {
+      if (!pgUp) skipped.push({ what: 'fastify-pg', reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` });
+      else {
+        process.stdout.write('fastify-pg: starting\n');
+        try {
+          const srv = await startChild('fastify-pg', [join(BENCH_DIST, 'fastify-pg.js'), '--port', '0', '--host', '127.0.0.1'], { ...baseEnv, DATABASE_URL: dbUrl }, 30_000);
+          try {
+            const r = await measure(o, srv, { url: srv.url, kind: 'track', sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track' });
+            results.push(r); process.stdout.write(line(r) + '\n');
+          } finally { await stopServer(srv); }
+        } catch (err) { skipped.push({ what: 'fastify-pg', reason: `failed: ${(err as Error).message}` }); process.stdout.write(`fastify-pg: failed: ${(err as Error).message}\n`); }
+      }
+    }
+
+    // ---- headwater, both modes
+    const modes: Array<{ key: 'embedded' | 'nats'; name: string }> = [{ key: 'embedded', name: 'headwater-embedded' }, { key: 'nats', name: 'headwater-nats' }];
+    for (const mode of modes) {
+      if (!want(mode.key)) continue;
+      const env: NodeJS.ProcessEnv = { ...baseEnv, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
+      if (mode.key === 'nats') {
+        const nU = new URL(natsUrl);
+        const natsUp = await reachable(nU.hostname, Number(nU.port || 4222));
+        if (!pgUp || !natsUp) {
+          skipped.push({ what: mode.name, reason: [!pgUp && `Postgres not reachable (${pgU.host})`, !natsUp && `NATS not reachable (${nU.host})`].filter(Boolean).join('; ') });
+          process.stdout.write(`${mode.name}: skipped (${skipped.at(-1)!.reason})\n`);
+          continue;
+        }
+        // A fresh database per run, so each run starts from the same (empty) state; dropped after.
+        const name = `headwater_bench_${hex(4)}`;
+        const admin = new pg.Client({ connectionString: dbUrl });
+        try {
+          await admin.connect();
+          await admin.query(`CREATE DATABASE ${name}`);
+          benchDb = { name, adminUrl: dbUrl };
+          const u = new URL(dbUrl); u.pathname = `/${name}`;
+          env.DATABASE_URL = u.toString();
+        } catch (err) {
+          process.stdout.write(`  (cannot create a bench database: ${(err as Error).message}; using ${dbUrl} as given)\n`);
+          env.DATABASE_URL = dbUrl;
+        } finally { await admin.end().catch(() => {}); }
+        env.NATS_URL = natsUrl;
+        if (process.env.CLICKHOUSE_URL) env.CLICKHOUSE_URL = process.env.CLICKHOUSE_URL;
+      }
+      const dataDir = mkdtempSync(join(tmp, `${mode.key}-`));
+      const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
+      env.HEADWATER_OPERATOR_TOKEN = operatorToken;
+      process.stdout.write(`${mode.name}: starting\n`);
+      let srv: Server;
+      const tStart = Date.now();
+      try {
+        srv = await startChild(mode.name, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], env, 180_000);
+      } catch (err) {
+        skipped.push({ what: mode.name, reason: `did not start: ${(err as Error).message.split('\n')[0]}` });
+        process.stdout.write(`${mode.name}: did not start: ${(err as Error).message}\n`);
+        rmSync(dataDir, { recursive: true, force: true });
+        continue;
+      }
+      process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
+      try {
+        const fx = await headwaterFixture(srv.url, operatorToken);
+        const target = { url: srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId };
+        for (const kind of ['track', 'identify'] as const) {
+          const r = await measure(o, srv, { ...target, kind }, settings, tmp, { warmupS: o.warmupS, scenario: kind, fixture: fx });
+          results.push(r); process.stdout.write(line(r) + '\n');
+        }
+        if (o.soak) {
+          process.stdout.write(`${mode.name}: soak, ${o.soakWarmupS} s warm-up then ${o.soakS} s of track load, RSS every 10 s\n`);
+          const r = await measure(o, srv, { ...target, kind: 'track' }, { ...settings, durationS: o.soakS }, tmp,
+            { warmupS: o.soakWarmupS, scenario: 'soak', fixture: fx, sampleEveryS: 10 });
+          results.push(r); process.stdout.write(line(r) + '\n');
+          const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);
+          if (pts.length >= 2) {
+            const firstMB = pts[0]!.rssMB; const lastMB = pts.at(-1)!.rssMB;
+            soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter });
+            process.stdout.write(`  RSS samples (s:MB): ${pts.map((p) => `${p.t}:${p.rssMB.toFixed(0)}`).join(' ')}\n`);
+          }
+        }
+      } catch (err) {
+        process.stdout.write(`${mode.name}: failed: ${(err as Error).message}\n  server stderr: ${srv.stderrTail().slice(-1000)}\n`);
+        skipped.push({ what: mode.name, reason: `failed: ${(err as Error).message}` });
+      } finally {
+        await stopServer(srv, 30_000);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    killAllSync();
+    if (benchDb) {
+      const admin = new pg.Client({ connectionString: benchDb.adminUrl });
+      try { await admin.connect(); await admin.query(`DROP DATABASE IF EXISTS ${benchDb.name} WITH (FORCE)`); }
+      catch (err) { process.stdout.write(`  (could not drop ${benchDb.name}: ${(err as Error).message})\n`); }
+      finally { await admin.end().catch(() => {}); }
+    }
+    rmSync(tmp, { recursive: true, force: true });
+  }
+
+  report(o, settings, started, results, skipped, soaks);
+}
+
+// ---------------------------------------------------------------- report
+
+interface Target { name: string; measured: string; wanted: string; pass: boolean | null }
+
+const answeredAny = (r: ScenarioResult) => r.load.responses > 0;
+
+function report(o: Options, s: LoadSettings, started: Date, results: ScenarioResult[], skipped: Skip[],
+  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number }>) {
+  const find = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
+  const raw = find('raw-uws', 'track');
+  const fast = find('fastify-pg', 'track');
+  const f = (n: number | undefined, d = 0) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(d));
+  const ratio = (a?: ScenarioResult, b?: ScenarioResult) => (a && b && b.acceptedPerS > 0 ? a.acceptedPerS / b.acceptedPerS : undefined);
+
+  const head = ['server', 'scenario', 'req/s', 'accepted/s', 'failed', 'open@end', 'p50 ms', 'p99 ms', 'srv CPU%', 'pg+nats CPU%', 'loadgen CPU%', 'machine%', 'peak RSS MB', 'drain s', 'completed/s', 'x raw', 'x fastify'];
+  const rows = results.map((r) => [r.server, r.scenario, f(r.rps), f(r.acceptedPerS), String(r.failed), String(r.load.unanswered ?? '-'),
+    answeredAny(r) ? f(r.load.p50Ms, 2) : '-', answeredAny(r) ? f(r.load.p99Ms, 2) : '-',
+    f(r.serverCpuPct), f(r.storesCpuPct), f(r.loadgenCpuPct), f(r.machineBusyPct), f(r.peakRssMB), f(r.drainS, 2), f(r.completedPerS),
+    f(ratio(r, raw), 3), f(ratio(r, fast), 2)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(fmt).join('\n')}\n`);
+
+  const targets: Target[] = [];
+  const ge = (name: string, a: ScenarioResult | undefined, b: ScenarioResult | undefined, min: number, bName: string) => {
+    const rt = ratio(a, b);
+    targets.push({ name, measured: rt === undefined ? 'not measured' : `${rt.toFixed(3)}x ${bName}`, wanted: `>= ${min}x`, pass: rt === undefined ? null : rt >= min });
+  };
+  const emb = find('headwater-embedded', 'track');
+  const answered = (r: ScenarioResult) => r.load.responses > 0;
+  const nats = find('headwater-nats', 'track');
+  const natsId = find('headwater-nats', 'identify');
+  ge('embedded: tracked events/s vs raw uWS', emb, raw, 0.30, 'raw');
+  targets.push({
+    name: 'embedded: zero failed requests',
+    measured: emb ? `${emb.failed} failed, ${emb.load.responses} answered${emb.note ? `; ${emb.note}` : ''}` : 'not measured',
+    wanted: '0 failed', pass: emb ? emb.failed === 0 && answered(emb) : null,
+  });
+  targets.push({
+    name: `embedded: p99 at ${s.connections} connections`,
+    measured: emb ? (answered(emb) ? `${emb.load.p99Ms.toFixed(2)} ms` : 'no answers') : 'not measured',
+    wanted: '< 50 ms', pass: emb ? answered(emb) && emb.load.p99Ms < 50 : null,
+  });
+  ge('nats+pg: tracked events/s vs raw uWS', nats, raw, 0.25, 'raw');
+  ge('nats+pg: tracked events/s vs Fastify+pg', nats, fast, 3, 'fastify');
+  ge('nats+pg: identify-heavy calls/s vs raw uWS', natsId, raw, 0.15, 'raw');
+  for (const k of ['headwater-embedded', 'headwater-nats']) {
+    const sk = soaks.find((x) => x.server === k);
+    targets.push({ name: `${k}: memory flat over the soak`, measured: sk ? `${sk.firstMB.toFixed(0)} -> ${sk.lastMB.toFixed(0)} MB (${sk.changePct >= 0 ? '+' : ''}${sk.changePct.toFixed(1)} %)` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: 'within 10 %', pass: sk ? Math.abs(sk.changePct) <= 10 : null });
+    targets.push({ name: `${k}: no growth in open handles (fds) over the soak`, measured: sk ? `${sk.fdsWarm ?? '-'} -> ${sk.fdsEnd ?? '-'}` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: '<= +2', pass: sk && sk.fdsWarm !== undefined && sk.fdsEnd !== undefined ? sk.fdsEnd - sk.fdsWarm <= 2 : null });
+  }
+  const embId = find('headwater-embedded', 'identify');
+  const info = [
+    embId && raw ? `embedded identify-heavy: ${ratio(embId, raw)!.toFixed(3)}x raw (informational)` : undefined,
+    emb && fast ? `embedded track: ${ratio(emb, fast)!.toFixed(2)}x fastify (informational)` : undefined,
+  ].filter(Boolean);
+
+  process.stdout.write('\ntargets (ratios of accepted/s measured in this run):\n');
+  for (const t of targets) process.stdout.write(`  ${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured} (want ${t.wanted})\n`);
+  for (const i of info) process.stdout.write(`  info  ${i}\n`);
+  for (const sk of skipped) process.stdout.write(`  skipped ${sk.what}: ${sk.reason}\n`);
+  for (const r of results) if (r.note) process.stdout.write(`  note ${r.server}/${r.scenario}: ${r.note}\n`);
+  for (const n of stopNotes) if (n.killed) process.stdout.write(`  note ${n.server}: ${n.note}\n`);
+  const busy = results.filter((r) => (r.idleCheckBusyPct ?? 0) > 15);
+  if (busy.length) process.stdout.write(`  note: the machine was busy with other work before ${busy.map((r) => `${r.server}/${r.scenario} (${r.idleCheckBusyPct!.toFixed(0)} %)`).join(', ')}; figures are noisier than usual\n`);
+
+  const outDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(outDir, { recursive: true });
+  const out = {
+    startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
+    machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    mode: o.quick ? 'quick' : 'full', soak: o.soak,
+    settings: { ...s, warmupS: o.warmupS, loadgen: o.loadgen, users: o.users, soakS: o.soak ? o.soakS : undefined },
+    results, ratios: Object.fromEntries(results.map((r) => [`${r.server}/${r.scenario}`, { vsRaw: ratio(r, raw), vsFastify: ratio(r, fast) }])),
+    targets, skipped, soaks, stops: stopNotes,
+  };
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
+  process.stdout.write(`\nresults written to bench/results/latest.json\n`);
+}
+
+main().then(() => process.exit(0), (err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+  killAllSync();
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+// What the JetStream ingest and event streams of one process share.
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../../api/log.js';
+import type { StreamNames } from './setup.js';
+import type { Consumer } from './types.js';
+
+export interface JsContext {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  log: Logger;
+  names: StreamNames;
+  /** False between a disconnect and the reconnect. */
+  connected(): boolean;
+  pubAckTimeoutMs: number;
+  lingerMs: number;
+  /** Lifetime of an idle pull request; also how long a consumer's close() may take. */
+  fetchExpiresMs: number;
+}
+
+/** The open consumers of a stream, so that the stream's close() closes (drains) them too. */
+export class ConsumerSet {
+  private readonly open = new Set<Consumer>();
+  add(c: Consumer): Consumer {
+    this.open.add(c);
+    return { close: async () => { this.open.delete(c); await c.close(); } };
+  }
+  async closeAll(): Promise<void> {
+    const all = [...this.open];
+    this.open.clear();
+    await Promise.all(all.map((c) => c.close()));
+  }
+}

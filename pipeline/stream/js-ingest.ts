@@ -1,0 +1,115 @@
+// The ingestion stream on JetStream. Front-end side: calls are published durably and their
+// results come back over core NATS to this process's subject `_hw.res.<nodeId>`, where one
+// subscription routes them to the waiting submits by call id. Worker side: batches from the shared
+// durable consumer; results are published (grouped per submitting process) before the acks.
+import type { JsMsg } from '@nats-io/jetstream';
+import { decodeCallResults, decodeIngestCall, encodeCallResults, encodeIngestCall, type IdentifiedResult } from '../../schemas/avro.js';
+import type { CallResult, IngestCall } from '../types.js';
+import { startBatchConsumer } from './batch-consumer.js';
+import { StreamUnavailableError } from './errors.js';
+import { ConsumerSet, type JsContext } from './js-context.js';
+import { AckedPublisher } from './publisher.js';
+import { DEFAULT_MAX_BATCH, type IngestStream } from './types.js';
+import { createWaiter, deliver, settledWithin, type Waiter } from './waiter.js';
+
+export interface JsIngestOptions {
+  replyTo: string;
+  resultTimeoutMs: number;
+  nakDelayMs: number;
+  callMsgId: boolean;
+}
+
+/** Subject tokens cannot hold spaces, dots or wildcards; such org ids share one token. */
+function subjectToken(s: string): string { return /^[A-Za-z0-9_-]+$/.test(s) ? s : '_'; }
+
+export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: () => void): IngestStream {
+  const { nc, js, log, names } = ctx;
+  const publisher = new AckedPublisher(nc, log, ctx.pubAckTimeoutMs);
+  const consumers = new ConsumerSet();
+  const submits = new Set<Waiter<CallResult>>();
+  const waitingById = new Map<string, { waiter: Waiter<CallResult>; index: number }>();
+  let closed = false;
+
+  const results = nc.subscribe(o.replyTo, { callback: (err, msg) => {
+    if (err) { log.warn('result subscription failed', { err }); return; }
+    let list: IdentifiedResult[];
+    try { list = decodeCallResults(msg.data); } catch (e) { log.error('unreadable results message', { err: e }); return; }
+    for (const { id, result } of list) {
+      const w = waitingById.get(id);
+      if (!w) continue; // timed out, or a second result after a redelivery: the first one counted
+      waitingById.delete(id);
+      deliver(w.waiter, w.index, result);
+    }
+  } });
+
+  function answer(items: Array<{ call: IngestCall; replyTo: string }>, out: CallResult[]) {
+    // One message per submitting process, published before the acks on the same connection.
+    const byReply = new Map<string, IdentifiedResult[]>();
+    for (let i = 0; i < items.length; i++) {
+      const { call, replyTo } = items[i]!;
+      let list = byReply.get(replyTo);
+      if (!list) byReply.set(replyTo, (list = []));
+      list.push({ id: call.id, result: out[i]! });
+    }
+    for (const [to, list] of byReply) nc.publish(to, encodeCallResults(list));
+  }
+
+  return {
+    submit(calls) {
+      if (calls.length === 0) return Promise.resolve([]);
+      if (closed || nc.isClosed()) return Promise.reject(new StreamUnavailableError('the ingestion stream is closed'));
+      // While reconnecting, publishes would only pile up in the client's buffer: refuse at once.
+      if (!ctx.connected()) return Promise.reject(new StreamUnavailableError('NATS is disconnected'));
+      // Results are routed by call id; two waiting calls with one id could not both be answered.
+      const dup = calls.find((c) => waitingById.has(c.id)) ?? (calls.length > 1 && new Set(calls.map((c) => c.id)).size < calls.length ? calls[0] : undefined);
+      if (dup) return Promise.reject(new Error(`call ids must be unique among waiting calls (${dup.id})`));
+      let out;
+      try {
+        out = calls.map((c) => ({
+          subject: `${names.ingestSubject}.${subjectToken(c.orgId)}`, data: encodeIngestCall(c, o.replyTo), msgId: o.callMsgId ? c.id : undefined,
+        }));
+      } catch (err) {
+        return Promise.reject(err); // not encodable (a bug upstream): nothing was published
+      }
+      const { waiter, promise } = createWaiter<CallResult>(calls.length, submits, {
+        timeoutMs: o.resultTimeoutMs,
+        onTimeout: () => new StreamUnavailableError('no result from the ingestion workers in time'),
+        onSettle: () => { for (const c of calls) if (waitingById.get(c.id)?.waiter === waiter) waitingById.delete(c.id); },
+      });
+      for (let i = 0; i < calls.length; i++) waitingById.set(calls[i]!.id, { waiter, index: i });
+      publisher.publish(out).catch((err: Error) => waiter.reject(err));
+      return promise;
+    },
+
+    consume(handler, co) {
+      return consumers.add(startBatchConsumer<{ call: IngestCall; replyTo: string }>({
+        nc, js, stream: names.ingestStream, durable: names.ingestConsumer, log,
+        maxBatch: co?.maxBatch ?? DEFAULT_MAX_BATCH, maxInFlight: co?.maxInFlight ?? 2,
+        lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
+        nakDelayMs: () => o.nakDelayMs,
+        decode: (m: JsMsg) => decodeIngestCall(m.data),
+        async process(items, msgs) {
+          const out = await handler(items.map((it) => it.call), { redelivered: msgs.map((m) => m.info.deliveryCount > 1) });
+          if (!Array.isArray(out) || out.length !== items.length) {
+            throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
+          }
+          answer(items, out);
+        },
+      }));
+    },
+
+    healthy: () => !closed && ctx.connected() && !nc.isClosed(),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await consumers.closeAll();
+      // Calls already in the stream may still be answered by other workers: wait a little.
+      await settledWithin(submits, Math.min(o.resultTimeoutMs, 5_000));
+      for (const w of [...submits]) w.reject(new StreamUnavailableError('the ingestion stream closed before the call was answered'));
+      await publisher.close();
+      if (!nc.isClosed()) results.unsubscribe();
+      onClosed();
+    },
+  };
+}
