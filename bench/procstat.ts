@@ -63,3 +63,37 @@ export function cpuOfNamed(names: string[]): number {
   }
   return sum;
 }
+
+/** CPU seconds of each thread of a process, with the thread's name (comm). */
+export function threadCpu(pid: number): Map<number, { comm: string; cpuS: number }> {
+  const out = new Map<number, { comm: string; cpuS: number }>();
+  let tids: string[] = [];
+  try { tids = readdirSync(`/proc/${pid}/task`); } catch { return out; }
+  for (const t of tids) {
+    try {
+      const s = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const comm = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(t), { comm, cpuS: (Number(f[11]) + Number(f[12])) / ticksPerSecond() });
+    } catch { /* thread ended */ }
+  }
+  return out;
+}
+
+/**
+ * Where a process's CPU went between two `threadCpu` readings, as % of one core over `wallS`:
+ * the main thread; each other thread named "node" (worker threads such as Piscina workers and the
+ * PGlite host, V8 platform and libuv threads; labelled by creation order), and threads with other
+ * names (chDB's ClickHouse pools) summed by name.
+ */
+export function threadBreakdown(pid: number, a: Map<number, { comm: string; cpuS: number }>, b: Map<number, { comm: string; cpuS: number }>, wallS: number): Array<{ thread: string; pct: number }> {
+  const acc = new Map<string, number>();
+  const nodeTids = [...b.keys()].filter((t) => t !== pid && b.get(t)!.comm === 'node').sort((x, y) => x - y);
+  for (const [tid, v] of b) {
+    const d = v.cpuS - (a.get(tid)?.cpuS ?? 0);
+    if (d <= 0) continue;
+    const label = tid === pid ? 'main' : v.comm === 'node' ? `node#${nodeTids.indexOf(tid) + 1}` : `${v.comm}*`;
+    acc.set(label, (acc.get(label) ?? 0) + d);
+  }
+  return [...acc].map(([thread, s]) => ({ thread, pct: (s / wallS) * 100 })).sort((x, y) => y.pct - x.pct);
+}

@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { connect as netConnect } from 'node:net';
 import pg from 'pg';
 import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
-import { cpuOfNamed, cpuSeconds, machineTicks, memory, openFds } from './procstat.js';
+import { cpuOfNamed, cpuSeconds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 
 // ---------------------------------------------------------------- options
 
@@ -219,6 +219,8 @@ interface ScenarioResult {
   idleCheckBusyPct?: number;
   loadAvg1?: number;
   note?: string;
+  /** Server CPU by thread (% of one core): main, node#k (worker / V8 / libuv threads), Name* (chDB pools). */
+  threads?: Array<{ thread: string; pct: number }>;
 }
 
 async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId' | 'users'>, s: LoadSettings, tmp: string,
@@ -234,6 +236,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   process.stdout.write(`  ${srv.name}/${opts.scenario}: measuring ${s.durationS} s (machine ${idleCheckBusyPct.toFixed(0)} % busy just before, load average ${loadavg()[0]!.toFixed(1)})\n`);
   const fdsBefore = openFds(srv.pid);
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
+  const thr0 = threadCpu(srv.pid);
   const stores0 = cpuOfNamed(['postgres', 'nats-server']);
   const m0 = machineTicks();
   const t0 = Date.now();
@@ -258,6 +261,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   const loadEnded = Date.now();
   const wall = (loadEnded - t0) / 1000;
   const cpu1 = cpuSeconds(srv.pid) ?? cpu0;
+  const threads = threadBreakdown(srv.pid, thr0, threadCpu(srv.pid), wall).filter((t) => t.pct >= 1).slice(0, 8);
   const stores1 = cpuOfNamed(['postgres', 'nats-server']);
   const m1 = machineTicks();
   const last = memory(srv.pid);
@@ -271,7 +275,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
     loadgenCpuPct: load.loadgenCpuS !== undefined ? (load.loadgenCpuS / wall) * 100 : undefined,
     machineBusyPct: ((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)) * 100,
     rssStartMB: first?.rssMB, rssEndMB: last?.rssMB, peakRssMB: Math.max(peak, last?.rssMB ?? 0), vmHwmMB: last?.hwmMB,
-    fdsBefore, idleCheckBusyPct, loadAvg1: loadavg()[0],
+    threads, fdsBefore, idleCheckBusyPct, loadAvg1: loadavg()[0],
     rssSamples: opts.scenario === 'soak' ? samples : undefined,
   };
   if (opts.fixture) {
@@ -292,7 +296,8 @@ function line(r: ScenarioResult): string {
   return `  ${r.server}/${r.scenario}: ${f(r.rps)} req/s, ${f(r.acceptedPerS)} accepted/s, ${r.failed} failed, ${r.load.unanswered ?? '-'} unanswered at the end, p50 ${f(r.load.p50Ms, 2)} ms, ` +
     `p99 ${f(r.load.p99Ms, 2)} ms, server CPU ${f(r.serverCpuPct)} %, stores ${f(r.storesCpuPct)} %, loadgen ${f(r.loadgenCpuPct)} %, ` +
     `RSS ${f(r.rssStartMB)}->${f(r.rssEndMB)} MB (peak ${f(r.peakRssMB)}), fds ${r.fdsBefore ?? '-'}->${r.fdsAfter ?? '-'}` +
-    (r.drainS !== undefined ? `, drain ${r.drainS.toFixed(2)} s` : '');
+    (r.drainS !== undefined ? `, drain ${r.drainS.toFixed(2)} s` : '') +
+    (r.threads?.length ? `\n    server CPU by thread (% of a core): ${r.threads.map((t) => `${t.thread} ${t.pct.toFixed(0)}`).join(', ')}` : '');
 }
 
 // ---------------------------------------------------------------- main
@@ -315,7 +320,7 @@ async function main() {
   process.stdout.write(`headwater bench: ${o.quick ? 'quick' : 'full'}${o.soak ? ' + soak' : ''}; load generator ${o.loadgen}` +
     ` (${settings.connections} connections, ${settings.threads} threads, ${settings.durationS} s after ${o.warmupS} s warm-up); ` +
     `${cpus().length} cores, Node ${process.version}\n`);
-  if (o.loadgen === 'autocannon') process.stdout.write('  (wrk not found: autocannon in a separate process; `apt-get install -y wrk` for the preferred generator)\n');
+  if (o.loadgen === 'autocannon') process.stdout.write(findWrk() ? '  (autocannon chosen with --loadgen; --threads applies to wrk only)\n' : '  (wrk not found: autocannon in a separate process; `apt-get install -y wrk` for the preferred generator)\n');
 
   const baseEnv = { ...process.env };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HOST', 'HEADWATER_DATA_DIR']) delete baseEnv[k];
@@ -379,46 +384,72 @@ async function main() {
         env.NATS_URL = natsUrl;
         if (process.env.CLICKHOUSE_URL) env.CLICKHOUSE_URL = process.env.CLICKHOUSE_URL;
       }
-      const dataDir = mkdtempSync(join(tmp, `${mode.key}-`));
-      const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
-      env.HEADWATER_OPERATOR_TOKEN = operatorToken;
-      process.stdout.write(`${mode.name}: starting\n`);
-      let srv: Server;
-      const tStart = Date.now();
-      try {
-        srv = await startChild(mode.name, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], env, 180_000);
-      } catch (err) {
-        skipped.push({ what: mode.name, reason: `did not start: ${(err as Error).message.split('\n')[0]}` });
-        process.stdout.write(`${mode.name}: did not start: ${(err as Error).message}\n`);
-        rmSync(dataDir, { recursive: true, force: true });
-        continue;
-      }
-      process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
-      try {
-        const fx = await headwaterFixture(srv.url, operatorToken);
-        const target = { url: srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId };
-        for (const kind of ['track', 'identify'] as const) {
-          const r = await measure(o, srv, { ...target, kind }, settings, tmp, { warmupS: o.warmupS, scenario: kind, fixture: fx });
-          results.push(r); process.stdout.write(line(r) + '\n');
+      // One server process per mode; replaced by a fresh one (new data directory) only when a
+      // scenario left it stalled, so that the next scenario is still measured.
+      interface Running { srv: Server; fx: Fixture; dataDir: string }
+      const launch = async (): Promise<Running | undefined> => {
+        const dataDir = mkdtempSync(join(tmp, `${mode.key}-`));
+        const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
+        process.stdout.write(`${mode.name}: starting\n`);
+        const tStart = Date.now();
+        let srv: Server | undefined;
+        try {
+          srv = await startChild(mode.name, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+            { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
+          process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
+          const fx = await headwaterFixture(srv.url, operatorToken);
+          return { srv, fx, dataDir };
+        } catch (err) {
+          skipped.push({ what: mode.name, reason: `did not start: ${(err as Error).message.split('\n')[0]}` });
+          process.stdout.write(`${mode.name}: did not start: ${(err as Error).message}\n`);
+          if (srv) await stopServer(srv, 15_000);
+          rmSync(dataDir, { recursive: true, force: true });
+          return undefined;
         }
-        if (o.soak) {
-          process.stdout.write(`${mode.name}: soak, ${o.soakWarmupS} s warm-up then ${o.soakS} s of track load, RSS every 10 s\n`);
-          const r = await measure(o, srv, { ...target, kind: 'track' }, { ...settings, durationS: o.soakS }, tmp,
-            { warmupS: o.soakWarmupS, scenario: 'soak', fixture: fx, sampleEveryS: 10 });
+      };
+      const retire = async (r: Running) => { await stopServer(r.srv, 15_000); rmSync(r.dataDir, { recursive: true, force: true }); };
+      const stalled = (r: ScenarioResult) => r.load.responses === 0 || r.note !== undefined;
+
+      let run = await launch();
+      try {
+        const plan: Array<CallKind | 'soak'> = ['track', 'identify', ...(o.soak ? ['soak' as const] : [])];
+        for (const scenario of plan) {
+          if (!run) run = await launch();
+          if (!run) break;
+          const target = { url: run.srv.url, apiKey: run.fx.apiKey, sourceId: run.fx.sourceId };
+          let r: ScenarioResult;
+          try {
+            if (scenario === 'soak') {
+              process.stdout.write(`${mode.name}: soak, ${o.soakWarmupS} s warm-up then ${o.soakS} s of track load, RSS every 10 s\n`);
+              r = await measure(o, run.srv, { ...target, kind: 'track' }, { ...settings, durationS: o.soakS }, tmp,
+                { warmupS: o.soakWarmupS, scenario: 'soak', fixture: run.fx, sampleEveryS: 10 });
+            } else {
+              r = await measure(o, run.srv, { ...target, kind: scenario }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: run.fx });
+            }
+          } catch (err) {
+            process.stdout.write(`${mode.name}/${scenario}: failed: ${(err as Error).message}\n  server stderr: ${run.srv.stderrTail().slice(-1000)}\n`);
+            skipped.push({ what: `${mode.name}/${scenario}`, reason: `failed: ${(err as Error).message}` });
+            await retire(run); run = undefined;
+            continue;
+          }
           results.push(r); process.stdout.write(line(r) + '\n');
-          const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);
-          if (pts.length >= 2) {
-            const firstMB = pts[0]!.rssMB; const lastMB = pts.at(-1)!.rssMB;
-            soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter });
-            process.stdout.write(`  RSS samples (s:MB): ${pts.map((p) => `${p.t}:${p.rssMB.toFixed(0)}`).join(' ')}\n`);
+          if (scenario === 'soak') {
+            const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);
+            if (pts.length >= 2) {
+              const firstMB = pts[0]!.rssMB; const lastMB = pts.at(-1)!.rssMB;
+              soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter });
+              process.stdout.write(`  RSS samples (s:MB): ${pts.map((p) => `${p.t}:${p.rssMB.toFixed(0)}`).join(' ')}\n`);
+            }
+          }
+          if (stalled(r)) {
+            const tail = run.srv.stderrTail().trim().split('\n').slice(-3).map((l) => l.slice(0, 300)).join('\n    ');
+            process.stdout.write(`${mode.name}: stalled during ${scenario}; replacing the process for the next scenario\n    server stderr: ${tail || '(empty)'}\n`);
+            r.note = `${r.note ?? 'no answers'}; server process replaced afterwards`;
+            await retire(run); run = undefined;
           }
         }
-      } catch (err) {
-        process.stdout.write(`${mode.name}: failed: ${(err as Error).message}\n  server stderr: ${srv.stderrTail().slice(-1000)}\n`);
-        skipped.push({ what: mode.name, reason: `failed: ${(err as Error).message}` });
       } finally {
-        await stopServer(srv, 30_000);
-        rmSync(dataDir, { recursive: true, force: true });
+        if (run) await retire(run);
       }
     }
   } finally {
@@ -457,6 +488,10 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const fmt = (row: string[]) => row.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(fmt).join('\n')}\n`);
+  process.stdout.write('  accepted/s: 2xx answers/s (headwater answers after its worker: accepted = processed); failed: non-2xx + socket errors + timeouts\n' +
+    '  (+1 when the post-run sentinel call failed); open@end: requests unanswered when the load stopped (up to the connection count is\n' +
+    '  normal; all of them with no answers means the server stalled); srv CPU%: server process, all threads, % of one core;\n' +
+    '  drain s: end of load until a sentinel track call is listed by GET /v1/events; completed/s: accepted / (run + drain).\n');
 
   const targets: Target[] = [];
   const ge = (name: string, a: ScenarioResult | undefined, b: ScenarioResult | undefined, min: number, bName: string) => {

@@ -21,6 +21,7 @@ export interface ProcessContext {
 interface SourceState { archived: boolean; appArchived: boolean }
 
 const QUARANTINED = { status: 'quarantined' };
+const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
 const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
@@ -40,27 +41,51 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   const results: CallResult[] = new Array(calls.length);
   const events: EventRecord[] = [];
   const observations = new Map<string, IngestCall[]>();
+
+  const one = async (call: IngestCall): Promise<CallOutcome> => {
+    const src = sources.get(call.sourceId);
+    if (!src) return { result: err(404, 'not_found', 'source not found') };
+    if (src.archived) return { result: err(403, 'forbidden', 'the source is archived') };
+    if (src.appArchived) return { result: err(403, 'forbidden', 'the app of this source is archived') };
+    for (let attempt = 0; ; attempt++) {
+      const snap = snaps.get(call.orgId)!;
+      let out: CallOutcome;
+      try {
+        out = call.kind === 'track' ? await track(ctx.pool, snap, call) : await identify(ctx.pool, snap, call);
+      } catch (e) {
+        // A value Postgres cannot store (e.g. a NUL character) is this call's fault alone: answer it
+        // and keep the batch going. Anything else (a store outage) fails the batch for redelivery.
+        const code = (e as { code?: string }).code;
+        if (typeof code === 'string' && code.startsWith('22')) return { result: err(422, 'validation_failed', `body /data: ${(e as Error).message}`) };
+        throw e;
+      }
+      if (!out.stale || attempt >= 3) return out.stale ? { result: err(503, 'dependency_unavailable', 'catalog changed during processing; retry') } : out;
+      // The name was classified after the snapshot was taken: judge the call again on a fresh one.
+      ctx.snapshots.invalidate(call.orgId);
+      snaps.set(call.orgId, (await ctx.snapshots.get(ctx.pool, [call.orgId])).get(call.orgId)!);
+    }
+  };
+
+  // Calls that share an identifier form a lane and run in arrival order (one profile's writes never
+  // reorder); lanes run concurrently, each call in its own transaction.
+  const lanes = lanesOf(calls);
   let next = 0;
   const worker = async () => {
-    while (next < calls.length) {
-      const i = next++;
-      const call = calls[i]!;
-      const src = sources.get(call.sourceId);
-      if (!src) { results[i] = err(404, 'not_found', 'source not found'); continue; }
-      if (src.archived) { results[i] = err(403, 'forbidden', 'the source is archived'); continue; }
-      if (src.appArchived) { results[i] = err(403, 'forbidden', 'the app of this source is archived'); continue; }
-      const snap = snaps.get(call.orgId)!;
-      const out = call.kind === 'track' ? await track(ctx.pool, snap, call) : await identify(ctx.pool, snap, call);
-      results[i] = out.result;
-      if (out.event) events.push(out.event);
-      if (out.observe) {
-        let list = observations.get(call.orgId);
-        if (!list) observations.set(call.orgId, (list = []));
-        list.push(call);
+    while (next < lanes.length) {
+      for (const i of lanes[next++]!) {
+        const call = calls[i]!;
+        const out = await one(call);
+        results[i] = out.result;
+        if (out.event) events.push(out.event);
+        if (out.observe) {
+          let list = observations.get(call.orgId);
+          if (!list) observations.set(call.orgId, (list = []));
+          list.push(call);
+        }
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency, calls.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(ctx.concurrency, lanes.length) }, worker));
 
   // Catalog observation once per org per batch; no write when nothing is new.
   for (const [orgId, list] of observations) {
@@ -69,7 +94,26 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   return { results, events };
 }
 
-interface CallOutcome { result: CallResult; event?: EventRecord; observe?: boolean }
+interface CallOutcome { result: CallResult; event?: EventRecord; observe?: boolean; stale?: boolean }
+
+/** Groups call indexes by shared identifiers (union-find), each group in arrival order. */
+function lanesOf(calls: IngestCall[]): number[][] {
+  const parent = calls.map((_, i) => i);
+  const find = (i: number): number => { while (parent[i] !== i) { parent[i] = parent[parent[i]!]!; i = parent[i]!; } return i; };
+  const owner = new Map<string, number>();
+  calls.forEach((c, i) => {
+    const ids = (c.body as { identifiers: Record<string, string> }).identifiers;
+    for (const k in ids) {
+      const key = `${c.orgId}\u0000${c.appId}\u0000${k}\u0000${ids[k]}`;
+      const o = owner.get(key);
+      if (o === undefined) owner.set(key, i);
+      else { const a = find(o), b = find(i); if (a !== b) parent[Math.max(a, b)] = Math.min(a, b); }
+    }
+  });
+  const groups = new Map<number, number[]>();
+  calls.forEach((_, i) => { const r = find(i); let g = groups.get(r); if (!g) groups.set(r, (g = [])); g.push(i); });
+  return [...groups.values()];
+}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -112,7 +156,8 @@ async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Pr
     const verdict = checkTrack(snap, body, !!call.promoted);
     if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
     if (verdict.kind === 'hold') {
-      await holdCalls(c, [{ orgId: call.orgId, kind: 'event', name: body.event, call }]);
+      const refused = await holdCalls(c, [{ orgId: call.orgId, kind: 'event', name: body.event, call }]);
+      if (refused.length) throw new Rollback({ result: QUARANTINED_RESULT, stale: true });
       await record(c, call, body.messageId, QUARANTINED);
       return { result: { status: 200, data: QUARANTINED } };
     }
@@ -165,10 +210,11 @@ async function identify(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall):
     const heldNames = Object.keys(verdict.held);
     if (heldNames.length) {
       // One held value per trait name, replayed on promote as an identify of that trait alone.
-      await holdCalls(c, heldNames.map((name) => ({
+      const refused = await holdCalls(c, heldNames.map((name) => ({
         orgId: call.orgId, kind: 'trait' as const, name,
         call: { ...call, id: newId('call'), body: { identifiers: body.identifiers, traits: { [name]: verdict.held[name] }, timestamp: body.timestamp } },
       })));
+      if (refused.length) throw new Rollback({ result: QUARANTINED_RESULT, stale: true });
     }
     if (body.messageId) await record(c, call, body.messageId, { profileId: row.id });
     return { result: { status: 200, data: await profileOut(c, row) }, observe: true };

@@ -240,8 +240,11 @@ t.test('promote and deny with nothing held', async (t) => {
   t.same([fav.state, fav.type], ['denied', 'number'], 'deny of a registered trait keeps its type');
 
   const p = await admin('POST', '/v1/catalog/quarantine/promote', { kind: 'event', name: 'Never Seen' });
-  t.same([p.status, p.body.data], [200, { promoted: 0 }], 'promote with nothing held applies 0');
-  t.equal((await admin('GET', '/v1/catalog/events/Never%20Seen')).body.data.state, 'allowed', 'promote allows a denied name');
+  t.same([p.status, p.body.data], [200, { promoted: 0 }], 'promote of a denied name applies 0');
+  t.equal((await admin('GET', '/v1/catalog/events/Never%20Seen')).body.data.state, 'denied', 'denied wins: promote does not lift a deny');
+  await admin('POST', '/v1/catalog/events/Never%20Seen/state', { state: 'allowed' });
+  t.same((await admin('POST', '/v1/catalog/quarantine/promote', { kind: 'event', name: 'Never Seen' })).body.data, { promoted: 0 }, 'promote of an allowed name with nothing held');
+  t.equal((await admin('GET', '/v1/catalog/events/Never%20Seen')).body.data.state, 'allowed', 'still allowed');
   const pn = await admin('POST', '/v1/catalog/quarantine/promote', { kind: 'trait', name: 'brandNew' });
   t.same(pn.body.data, { promoted: 0 });
   t.same([(await admin('GET', '/v1/catalog/traits/brandNew')).body.data?.state], ['allowed'], 'promote creates a missing name as allowed');
@@ -441,6 +444,14 @@ t.test('holdCalls, promote and deny', { skip: !pool && 'no direct database acces
   t.same(late, [1], 'the classified name is refused, by index');
   t.equal(await deny(pool!, orgId, 'event', 'Other'), 1, 'deny drops the other');
   t.equal((await call(s.url, 'GET', '/v1/catalog/events/Other', { token: o.sessions.admin })).body.data.state, 'denied');
+  // Held before a deny through the state route: promote leaves both the deny and the values alone.
+  await inTx((c) => holdCalls(c, [{ orgId, kind: 'event', name: 'Later', call: held[0]! }]));
+  await call(s.url, 'POST', '/v1/catalog/events', { token: o.sessions.admin, body: { data: { name: 'Later' } } });
+  await call(s.url, 'POST', '/v1/catalog/events/Later/state', { token: o.sessions.admin, body: { data: { state: 'denied' } } });
+  const v1 = await version(orgId);
+  t.same(await promote(pool!, orgId, 'event', 'Later'), [], 'promote of a denied name takes nothing');
+  t.equal(await version(orgId), v1, 'and changes nothing');
+  t.equal(await deny(pool!, orgId, 'event', 'Later'), 1, 'deny drops what was held before the deny');
   t.equal(await deny(pool!, orgId, 'trait', 'tt'), 1, 'deny of a held trait');
   const tt = (await call(s.url, 'GET', '/v1/catalog/traits/tt', { token: o.sessions.admin })).body.data;
   t.same([tt.state, tt.type], ['denied', 'number'], 'created denied with the held value\'s type');
@@ -459,10 +470,10 @@ t.test('promote route: replay, counting and requeue', { skip: !pool && 'no direc
   } as unknown as Deps;
   catalogRoutes(((method: string, path: string, h: any) => handlers.set(`${method} ${path}`, h)) as any, deps);
   t.equal(handlers.size, 12, 'twelve catalog routes');
-  const promoteRoute = (name: string, d: Deps = deps) => {
+  const promoteRoute = (name: string, d: Deps = deps, kind = 'event') => {
     const m = new Map<string, any>();
     catalogRoutes(((method: string, path: string, h: any) => m.set(`${method} ${path}`, h)) as any, d);
-    return m.get('POST /v1/catalog/quarantine/promote')({ principal: { orgId }, body: { data: { kind: 'event', name } } });
+    return m.get('POST /v1/catalog/quarantine/promote')({ principal: { orgId }, body: { data: { kind, name } } });
   };
   const hold = async (name: string, n: number) => {
     const c = await pool!.connect();
@@ -494,6 +505,22 @@ t.test('promote route: replay, counting and requeue', { skip: !pool && 'no direc
   t.equal(await queued('C'), 2, 'and every value is back in the queue');
   answer = async (calls) => calls.map(() => ({ status: 201, data: {} }));
   t.same(await promoteRoute('C'), { data: { promoted: 2 } }, 'a retried promote applies them');
+
+  // Trait values of one person replay one wave at a time, in arrival order.
+  replayed = [];
+  const c = await pool!.connect();
+  try {
+    await c.query('BEGIN');
+    const ids = [{ userId: 'u1' }, { userId: 'u2' }, { userId: 'u1', anonymousId: 'a1' }, { anonymousId: 'a1' }, { userId: 'u3' }];
+    await holdCalls(c, ids.map((identifiers, i) => ({
+      orgId, kind: 'trait' as const, name: 'tr',
+      call: { id: `t${i}`, kind: 'identify' as const, orgId, appId: 'a', sourceId: 's', environment: 'production' as const, receivedAt: i, body: { identifiers, traits: { tr: i } } },
+    })));
+    await c.query('COMMIT');
+  } finally { c.release(); }
+  const tr = await promoteRoute('tr', deps, 'trait');
+  t.same(tr, { data: { promoted: 5 } });
+  t.same(replayed.map((w) => w.map((x) => x.id)), [['t0', 't1', 't4'], ['t2'], ['t3']], 'waves: a chain of one person is sequential, others share a wave');
 
   await hold('D', 1);
   await t.rejects(promoteRoute('D', { ...deps, ingest: undefined } as Deps), { code: 'dependency_unavailable', status: 503 }, 'no pipeline: 503');

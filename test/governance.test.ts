@@ -2,7 +2,7 @@
 // type inference, canonical trait formats, deny-list and strict-policy decisions, observation diffs.
 import t from 'tap';
 import {
-  checkIdentify, checkTrack, collectObservations, diffObservations, inferType, validateCanonicalTraits,
+  checkIdentify, checkTrack, collectObservations, diffObservations, inferType, replayWaves, validateCanonicalTraits,
   type CatalogSnapshot,
 } from '../pipeline/governance/mod.js';
 import type { IngestCall, TrackBody } from '../pipeline/types.js';
@@ -186,4 +186,18 @@ t.test('collectObservations and diffObservations', async (t) => {
   const withProto = snapshot('permissive', [['E', { state: 'allowed', properties: {} }]]);
   const po = collectObservations([{ event: 'E', properties: JSON.parse('{"constructor": 1, "__proto__": "x"}') }]);
   t.same(diffObservations(withProto, po)!.events.map((e) => Object.keys(e.p).sort()), [['__proto__', 'constructor']], 'prototype-named properties are plain data');
+});
+
+t.test('replayWaves', async (t) => {
+  const mk = (identifiers: Record<string, string>): IngestCall => ({
+    id: 'c', kind: 'identify', orgId: 'o', appId: 'a', sourceId: 's', environment: 'production', receivedAt: 0, body: { identifiers },
+  });
+  t.same(replayWaves('trait', []), [], 'nothing held');
+  const chain = [mk({ anonymousId: 'x' }), mk({ anonymousId: 'x', userId: 'u' }), mk({ userId: 'u' }), mk({ email: 'e' }), mk({ anonymousId: 'x' }), mk({ userId: 'v' })];
+  t.same(replayWaves('trait', chain), [[0, 3, 5], [1], [2], [4]], 'each call after the latest one of its person (linked through shared identifiers)');
+  const linked = [mk({ anonymousId: 'a' }), mk({ userId: 'u' }), mk({ anonymousId: 'a', userId: 'u' }), mk({ anonymousId: 'a' }), mk({ userId: 'u' })];
+  t.same(replayWaves('trait', linked), [[0, 1], [2], [3], [4]], 'two people linked by a later call are one person from then on');
+  t.same(replayWaves('event', chain), [[0, 1, 2, 3, 4, 5]], 'events replay in one wave');
+  t.same(replayWaves('trait', [mk({ userId: 'a' }), mk({ userId: 'b' }), mk({ userId: 'c' })]), [[0, 1, 2]], 'distinct people share a wave');
+  t.same(replayWaves('trait', [mk({ userId: 'a' }), mk({ anonymousId: 'a' })]), [[0, 1]], 'identifier kinds are distinct');
 });

@@ -214,6 +214,10 @@ t.test('jetstream: two front ends starting at once share the streams; results go
   const [ra, rb] = await Promise.all([a.ingest.submit(fromA), b.ingest.submit(fromB)]);
   t.same(ra, fromA.map(answer));
   t.same(rb, fromB.map(answer), 'answered across processes (and odd org ids still publish)');
+  const one = mkCall();
+  const first = a.ingest.submit([one]);
+  await t.rejects(a.ingest.submit([one]), /unique/, 'a call id already waiting is refused, not left hanging');
+  t.same(await first, [answer(one)]);
   await worker.close();
 });
 

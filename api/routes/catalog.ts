@@ -3,7 +3,7 @@
 // transaction, so ingestion workers reload their snapshot.
 import type pg from 'pg';
 import { tx } from '../../pipeline/store/postgres.js';
-import { bumpCatalogVersion, deny, promote, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
+import { bumpCatalogVersion, deny, promote, replayWaves, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
@@ -106,22 +106,26 @@ export function catalogRoutes(bind: Bind, d: Deps) {
     const orgId = req.principal.orgId!;
     const { kind, name } = req.body.data as { kind: CatalogKind; name: string };
     const held = await promote(d.pool, orgId, kind, name);
-    if (held.length === 0) return { data: { promoted: 0 } };
-    let results: CallResult[];
-    try {
-      results = await ingest.replay(held.map((c): IngestCall => ({ ...c, promoted: true })));
-    } catch (err) {
-      // Nothing was applied for sure: keep every value for the next promote.
-      await requeue(d.pool, orgId, kind, name, held);
-      throw err;
-    }
     let applied = 0;
     const retry: IngestCall[] = [];
-    results.forEach((r, i) => {
-      if (r.status < 300) applied++;
-      else if (transient(r)) retry.push(held[i]!);
-      else d.log.warn('promoted value refused on replay; dropped', { orgId, kind, name, status: r.status, error: 'error' in r ? r.error : undefined });
-    });
+    const waves = replayWaves(kind, held);
+    for (let w = 0; w < waves.length; w++) {
+      const wave = waves[w]!.map((i) => held[i]!);
+      let results: CallResult[];
+      try {
+        results = await ingest.replay(wave.map((c): IngestCall => ({ ...c, promoted: true })));
+      } catch (err) {
+        // Keep this wave and the later ones for the next promote. Part of this wave may have been
+        // applied; replaying it again is harmless (messageId dedup, trait sets are idempotent).
+        await requeue(d.pool, orgId, kind, name, [...retry, ...waves.slice(w).flat().map((i) => held[i]!)]);
+        throw err;
+      }
+      results.forEach((r, i) => {
+        if (r.status < 300) applied++;
+        else if (transient(r)) retry.push(wave[i]!);
+        else d.log.warn('promoted value refused on replay; dropped', { orgId, kind, name, status: r.status, error: 'error' in r ? r.error : undefined });
+      });
+    }
     await requeue(d.pool, orgId, kind, name, retry);
     return { data: { promoted: applied } };
   });

@@ -11,5 +11,6 @@ export { loadSnapshot, SnapshotCache } from './snapshot.js';
 export { collectObservations, diffObservations, emptyObservations, observe } from './observe.js';
 export type { Observations, Observed, CatalogDiff } from './observe.js';
 export { holdCalls, requeue, promote, deny } from './quarantine.js';
+export { replayWaves } from './waves.js';
 export type { HoldItem } from './quarantine.js';
 export { bumpCatalogVersion, lockCatalogExclusive } from './store.js';

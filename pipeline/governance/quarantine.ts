@@ -103,10 +103,15 @@ async function classify(c: pg.PoolClient, orgId: string, kind: CatalogKind, name
  * Allows the name (creating the entry if missing) and takes its held calls out of the queue, in
  * arrival order, in one transaction. The caller replays them (marked `promoted`) after the commit,
  * and requeues what it could not apply. Promoting an already-allowed name still drains its queue.
+ * A denied name stays denied (denied always wins; the state route lifts a deny): nothing changes
+ * and [] is returned.
  */
 export function promote(pool: pg.Pool, orgId: string, kind: CatalogKind, name: string): Promise<IngestCall[]> {
   return tx(pool, async (c) => {
     await lockCatalogExclusive(c, orgId);
+    const table = kind === 'event' ? 'catalog_events' : 'catalog_traits';
+    const cur = await c.query(`SELECT state FROM ${table} WHERE org_id = $1 AND name = $2 FOR UPDATE`, [orgId, name]);
+    if (cur.rows[0]?.state === 'denied') return [];
     const held = await takeHeld(c, orgId, kind, name);
     await classify(c, orgId, kind, name, 'allowed', held);
     return held;

@@ -46,8 +46,23 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   let wakeSlot: (() => void) | undefined;
   let wakeSleep: (() => void) | undefined;
 
-  function dispatch(msgs: JsMsg[]) {
-    const p = runBatch(msgs).finally(() => { running.delete(p); wakeSlot?.(); });
+  // Received, not yet handed over. A partial batch goes after `lingerMs` if a batch slot is free,
+  // else when the next slot frees: batches stay small when idle and grow under load.
+  let buf: JsMsg[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  function flush(force: boolean) {
+    clearTimeout(timer); timer = undefined;
+    if (buf.length === 0) return;
+    // Closing: hand the messages back at once so another worker takes them.
+    if (closed) { settle(buf, (m) => m.nak()); buf = []; return; }
+    if (!force && running.size >= o.maxInFlight) return;
+    const batch = buf; buf = [];
+    const p = runBatch(batch).finally(() => {
+      running.delete(p);
+      if (buf.length && !timer) flush(false);
+      wakeSlot?.();
+    });
     running.add(p);
   }
 
@@ -84,24 +99,12 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   }
 
   async function collect(iter: ConsumerMessages) {
-    let buf: JsMsg[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const flush = () => {
-      clearTimeout(timer); timer = undefined;
-      if (buf.length === 0) return;
-      const batch = buf; buf = [];
-      // Closing: hand the messages back at once so another worker takes them.
-      if (closed) settle(batch, (m) => m.nak()); else dispatch(batch);
-    };
-    try {
-      for await (const m of iter) {
-        if (closed) { settle([m], (x) => x.nak()); continue; }
-        buf.push(m);
-        if (buf.length >= o.maxBatch) flush();
-        else timer ??= setTimeout(flush, o.lingerMs);
-      }
-    } finally {
-      flush();
+    for await (const m of iter) {
+      if (closed) { settle([m], (x) => x.nak()); continue; }
+      buf.push(m);
+      // A fetch brings at most maxBatch messages, so forcing a full batch out keeps the bound.
+      if (buf.length >= o.maxBatch) flush(true);
+      else timer ??= setTimeout(() => flush(false), o.lingerMs);
     }
   }
 
@@ -133,6 +136,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       closed = true;
       wakeSlot?.(); wakeSleep?.();
       await loop;
+      flush(false);
       await Promise.all([...running]);
     },
   };

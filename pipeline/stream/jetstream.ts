@@ -19,7 +19,7 @@ export interface JetStreamOptions {
   names?: { prefix?: string };
   /** A publish not acknowledged by the stream within this is refused (503); default 2 s. */
   pubAckTimeoutMs?: number;
-  /** Partial batches wait this long for more messages; default 5 ms. */
+  /** A partial batch waits this long for more messages (only while a batch slot is free); default 1 ms. */
   lingerMs?: number;
   /** Redelivery delay after a failed ingest batch; default 1 s. */
   nakDelayMs?: number;
@@ -51,7 +51,7 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
 
   const ctx = {
     nc, js: jetstream(nc), log, names, connected: () => connected && !nc.isClosed(),
-    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 5, fetchExpiresMs: 2_000,
+    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 1, fetchExpiresMs: 2_000,
   };
   const ingest = jetStreamIngest(ctx, {
     replyTo: `_hw.res.${opts.nodeId ?? randomBytes(8).toString('hex')}`,
