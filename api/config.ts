@@ -10,6 +10,7 @@ export interface Config {
   databaseUrl?: string;
   natsUrl?: string;
   clickhouseUrl?: string;
+  streamPrefix?: string;
   workers: number;
   bodyLimit: number;
   artifactLimit: number;
@@ -34,6 +35,7 @@ export const OPTIONS: Opt[] = [
   { key: 'databaseUrl', flag: '--database-url', env: 'DATABASE_URL', def: undefined, kind: 'string', help: 'PostgreSQL URL; embedded PGlite when unset' },
   { key: 'natsUrl', flag: '--nats-url', env: 'NATS_URL', def: undefined, kind: 'string', help: 'NATS JetStream URL; in-process stream when unset' },
   { key: 'clickhouseUrl', flag: '--clickhouse-url', env: 'CLICKHOUSE_URL', def: undefined, kind: 'string', help: 'ClickHouse HTTP URL; embedded chDB when unset' },
+  { key: 'streamPrefix', flag: '--stream-prefix', env: 'HEADWATER_STREAM_PREFIX', def: undefined, kind: 'string', help: 'prefix of the JetStream stream, consumer and subject names, so several deployments can share one NATS server' },
   { key: 'workers', flag: '--workers', env: 'HEADWATER_WORKERS', def: '2', kind: 'int', help: 'Piscina worker threads' },
   { key: 'bodyLimit', flag: '--body-limit', env: 'HEADWATER_BODY_LIMIT', def: String(1024 * 1024), kind: 'int', help: 'request body limit in bytes (413 payload_too_large)' },
   { key: 'artifactLimit', flag: '--artifact-limit', env: 'HEADWATER_ARTIFACT_LIMIT', def: String(32 * 1024 * 1024), kind: 'int', help: 'artifact upload limit in bytes (413 artifact_too_large)' },

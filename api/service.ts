@@ -87,11 +87,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
 
     // The stream: JetStream when NATS_URL is set, else in-process. This process always runs an
     // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
-    const streams = nc ? await createJetStreams({ nc, log }) : createInProcessStreams({ log });
+    const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } }) : createInProcessStreams({ log });
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
-      threads: config.workers, ch: chStore.client, log,
+      threads: config.workers, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);

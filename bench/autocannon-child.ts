@@ -34,5 +34,6 @@ const out: LoadResult = {
   timeouts: result.timeouts,
   p50Ms: result.latency.p50, p90Ms: result.latency.p90, p99Ms: result.latency.p99,
   meanMs: result.latency.mean, maxMs: result.latency.max,
+  statusCodes: Object.fromEntries(Object.entries((result.statusCodeStats ?? {}) as Record<string, { count: number }>).map(([k, v]) => [k, v.count])),
 };
 process.stdout.write(`BENCH_JSON ${JSON.stringify(out)}\n`);

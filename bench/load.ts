@@ -37,6 +37,10 @@ export interface LoadResult {
   ok: number;
   /** Answers with a status >= 400 (wrk counts those; autocannon counts non-2xx). */
   non2xx: number;
+  /** Answers by HTTP status. */
+  statusCodes?: Record<string, number>;
+  /** The first non-2xx answer: status and the start of its body. */
+  firstFailure?: string;
   /** Requests written (wrk: built by the script; autocannon: started). */
   sent?: number;
   /** Sent but neither answered nor failed when the run ended (at most `connections` is normal). */
@@ -107,6 +111,20 @@ function init(args)
   if apiKey ~= "" then wrk.headers["Authorization"] = "Bearer " .. apiKey end
 end
 
+codes = {}     -- global: status -> count, read by done()
+sample = nil   -- global: the first non-2xx answer (status and start of the body)
+
+function response(status, headers, body)
+  codes[status] = (codes[status] or 0) + 1
+  if sample == nil and (status < 200 or status > 299) then
+    sample = status .. " " .. string.sub(body or "", 1, 300)
+  end
+end
+
+local function jstr(x)
+  return '"' .. string.gsub(x, '[%c"\\\\]', function(c) return string.format("\\\\u%04x", string.byte(c)) end) .. '"'
+end
+
 function request()
   n = n + 1
   return wrk.format(nil, path, nil, ${body})
@@ -115,8 +133,17 @@ end
 function done(summary, latency, requests)
   local e = summary.errors
   local sent = 0
-  for _, t in ipairs(threads) do sent = sent + (tonumber(t:get("n")) or 0) end
-  io.write(string.format('BENCH_JSON {"requests":%d,"sent":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,' ..
+  local all = {}
+  local first = nil
+  for _, t in ipairs(threads) do
+    sent = sent + (tonumber(t:get("n")) or 0)
+    for k, v in pairs(t:get("codes") or {}) do all[k] = (all[k] or 0) + v end
+    if first == nil then first = t:get("sample") end
+  end
+  local parts = {}
+  for k, v in pairs(all) do table.insert(parts, '"' .. k .. '":' .. v) end
+  io.write('BENCH_JSON {"codes":{' .. table.concat(parts, ",") .. '},"sample":' .. (first and jstr(first) or 'null') .. ',')
+  io.write(string.format('"requests":%d,"sent":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,' ..
     '"p50Us":%d,"p90Us":%d,"p99Us":%d,"meanUs":%.1f,"maxUs":%d}\\n',
     summary.requests, sent, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean, latency.max))
@@ -177,8 +204,12 @@ export async function runLoad(t: LoadTarget, s: LoadSettings, o: { tool: 'wrk' |
     if (r.code !== 0 || !line) throw new Error(`wrk failed (exit ${r.code}): ${r.stderr.slice(-500)} ${r.stdout.slice(-500)}`);
     const j = JSON.parse(line.slice('BENCH_JSON '.length));
     const socketErrors = j.connect + j.read + j.write;
+    // Exact 2xx count from the script's tally; wrk's own "status" error counts only >= 400.
+    const codes = (j.codes ?? {}) as Record<string, number>;
+    const ok = Object.keys(codes).length ? Object.entries(codes).reduce((a, [k, v]) => (k.startsWith('2') ? a + v : a), 0) : j.requests - j.status;
     return {
-      tool: 'wrk', durationS: j.durationUs / 1e6, responses: j.requests, ok: j.requests - j.status, non2xx: j.status,
+      tool: 'wrk', durationS: j.durationUs / 1e6, responses: j.requests, ok, non2xx: j.requests - ok,
+      statusCodes: j.codes, firstFailure: j.sample ?? undefined,
       sent: j.sent, unanswered: Math.max(0, j.sent - j.requests - socketErrors - j.timeout),
       socketErrors, timeouts: j.timeout,
       p50Ms: j.p50Us / 1000, p90Ms: j.p90Us / 1000, p99Ms: j.p99Us / 1000, meanMs: j.meanUs / 1000, maxMs: j.maxUs / 1000,

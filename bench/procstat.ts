@@ -1,7 +1,7 @@
 // Readings from /proc for the benchmark: a process's CPU time, resident memory, peak memory and
 // open file descriptors; the machine's busy time; CPU of named service processes (postgres,
 // nats-server). Linux only; every reader answers undefined when the process is gone.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 let clkTck: number | undefined;
@@ -96,4 +96,20 @@ export function threadBreakdown(pid: number, a: Map<number, { comm: string; cpuS
     acc.set(label, (acc.get(label) ?? 0) + d);
   }
   return [...acc].map(([thread, s]) => ({ thread, pct: (s / wallS) * 100 })).sort((x, y) => y.pct - x.pct);
+}
+
+/** Open descriptors of a process by kind: socket, pipe, anon_inode, file (regular files and dirs), other. */
+export function fdKinds(pid: number): Record<string, number> | undefined {
+  let fds: string[];
+  try { fds = readdirSync(`/proc/${pid}/fd`); } catch { return undefined; }
+  const out: Record<string, number> = {};
+  for (const fd of fds) {
+    let kind = 'other';
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      kind = target.startsWith('socket:') ? 'socket' : target.startsWith('pipe:') ? 'pipe' : target.startsWith('anon_inode:') ? 'anon' : target.startsWith('/') ? 'file' : 'other';
+    } catch { continue; }
+    out[kind] = (out[kind] ?? 0) + 1;
+  }
+  return out;
 }

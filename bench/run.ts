@@ -13,22 +13,27 @@
 //
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
 // headwater mode, RSS sampled every 10 s), --only raw,fastify,embedded,nats, --connections N,
-// --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --loadgen wrk|autocannon.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --soak-warmup S, --users N,
+// --loadgen wrk|autocannon, --private-nats (NATS mode against a nats-server started for the run instead of
+// NATS_URL: headwater's stream names are fixed, so other headwater processes on a shared NATS server pull
+// the bench's calls).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
-import { cpuOfNamed, cpuSeconds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
+import { cpuOfNamed, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 
 // ---------------------------------------------------------------- options
 
 interface Options {
-  quick: boolean; soak: boolean; only?: Set<string>;
+  quick: boolean; soak: boolean; privateNats: boolean; only?: Set<string>;
   connections: number; threads: number; durationS: number; warmupS: number; soakS: number; soakWarmupS: number;
   loadgen: 'wrk' | 'autocannon'; users: number;
 }
@@ -42,7 +47,7 @@ function parseArgs(argv: string[]): Options {
   const lg = val('--loadgen');
   if (lg !== undefined && lg !== 'wrk' && lg !== 'autocannon') throw new Error('--loadgen is wrk or autocannon');
   return {
-    quick, soak: has('--soak'),
+    quick, soak: has('--soak'), privateNats: has('--private-nats'),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     connections: num('--connections', 64),
     threads: num('--threads', 2),
@@ -153,6 +158,51 @@ async function http(base: string, method: string, path: string, token?: string, 
   return { status: res.status, body: parsed, text };
 }
 
+// ---------------------------------------------------------------- NATS
+
+const natsWarnings: string[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const a = srv.address() as AddressInfo; srv.close(() => resolve(a.port)); });
+  });
+}
+
+/** A nats-server of our own (JetStream, store in the bench's temp dir), killed with the other children. */
+async function startPrivateNats(tmp: string): Promise<{ url: string; child: ChildProcess }> {
+  const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => existsSync(p));
+  if (!bin) throw new Error('nats-server binary not found');
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmp, 'nats-'));
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], { stdio: 'ignore', detached: true });
+  servers.add(child);
+  child.on('exit', () => servers.delete(child));
+  for (let i = 0; i < 100; i++) {
+    if (await reachable('127.0.0.1', port, 200)) { await sleep(300); return { url: `nats://127.0.0.1:${port}`, child }; }
+    if (child.exitCode !== null) break;
+    await sleep(100);
+  }
+  killChild(child, 'SIGKILL');
+  throw new Error('private nats-server did not start');
+}
+
+/** Describes other processes pulling from headwater's shared JetStream consumers, or undefined. */
+async function sharedStreamPullers(url: string): Promise<string | undefined> {
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await natsConnect({ servers: url, timeout: 3000 });
+    const jsm = await jetstreamManager(nc, { timeout: 3000 });
+    const found: string[] = [];
+    for (const [stream, consumer] of [['HEADWATER_INGEST', 'hw-ingest-workers'], ['HEADWATER_EVENTS', 'hw-event-writers']] as const) {
+      const ci = await jsm.consumers.info(stream, consumer).catch(() => undefined);
+      if (ci && (ci.num_waiting > 0 || ci.num_ack_pending > 0)) found.push(`${consumer}: ${ci.num_waiting} pull requests waiting, ${ci.num_ack_pending} unacknowledged`);
+    }
+    return found.length ? `other processes are attached to headwater's shared JetStream consumers (${found.join('; ')})` : undefined;
+  } catch { return undefined; } finally { await nc?.close().catch(() => {}); }
+}
+
 // ---------------------------------------------------------------- headwater
 
 interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string }
@@ -214,6 +264,7 @@ interface ScenarioResult {
   machineBusyPct: number;  // of all cores
   rssStartMB?: number; rssEndMB?: number; peakRssMB?: number; vmHwmMB?: number;
   fdsBefore?: number; fdsAfter?: number;
+  fdKinds?: { before?: Record<string, number>; after?: Record<string, number> };
   rssSamples?: Array<{ t: number; rssMB: number }>;
   /** Machine busy % during 1 s just before the measured run (other work on the machine). */
   idleCheckBusyPct?: number;
@@ -235,6 +286,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   const idleCheckBusyPct = ((i1.busy - i0.busy) / Math.max(1, i1.total - i0.total)) * 100;
   process.stdout.write(`  ${srv.name}/${opts.scenario}: measuring ${s.durationS} s (machine ${idleCheckBusyPct.toFixed(0)} % busy just before, load average ${loadavg()[0]!.toFixed(1)})\n`);
   const fdsBefore = openFds(srv.pid);
+  const fdKindsBefore = fdKinds(srv.pid);
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
   const thr0 = threadCpu(srv.pid);
   const stores0 = cpuOfNamed(['postgres', 'nats-server']);
@@ -259,6 +311,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
     clearInterval(sampler);
   }
   const loadEnded = Date.now();
+  { const m = memory(srv.pid); if (m) samples.push({ t: Math.round((loadEnded - t0) / 1000), rssMB: m.rssMB }); }
   const wall = (loadEnded - t0) / 1000;
   const cpu1 = cpuSeconds(srv.pid) ?? cpu0;
   const threads = threadBreakdown(srv.pid, thr0, threadCpu(srv.pid), wall).filter((t) => t.pct >= 1).slice(0, 8);
@@ -288,7 +341,12 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   }
   await sleep(1500); // closed keep-alive sockets and idle pool clients settle
   res.fdsAfter = openFds(srv.pid);
+  res.fdKinds = { before: fdKindsBefore, after: fdKinds(srv.pid) };
   return res;
+}
+
+function kinds(a: Record<string, number>, b: Record<string, number>): string {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().map((k) => `${k} ${a[k] ?? 0}->${b[k] ?? 0}`).join(', ');
 }
 
 function line(r: ScenarioResult): string {
@@ -296,7 +354,10 @@ function line(r: ScenarioResult): string {
   return `  ${r.server}/${r.scenario}: ${f(r.rps)} req/s, ${f(r.acceptedPerS)} accepted/s, ${r.failed} failed, ${r.load.unanswered ?? '-'} unanswered at the end, p50 ${f(r.load.p50Ms, 2)} ms, ` +
     `p99 ${f(r.load.p99Ms, 2)} ms, server CPU ${f(r.serverCpuPct)} %, stores ${f(r.storesCpuPct)} %, loadgen ${f(r.loadgenCpuPct)} %, ` +
     `RSS ${f(r.rssStartMB)}->${f(r.rssEndMB)} MB (peak ${f(r.peakRssMB)}), fds ${r.fdsBefore ?? '-'}->${r.fdsAfter ?? '-'}` +
+    (r.fdKinds?.before && r.fdKinds.after ? ` (${kinds(r.fdKinds.before, r.fdKinds.after)})` : '') +
     (r.drainS !== undefined ? `, drain ${r.drainS.toFixed(2)} s` : '') +
+    (r.load.statusCodes ? `\n    statuses: ${Object.entries(r.load.statusCodes).sort().map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}` : '') +
+    (r.load.firstFailure ? `\n    first failure: ${r.load.firstFailure.replace(/\s+/g, ' ').slice(0, 300)}` : '') +
     (r.threads?.length ? `\n    server CPU by thread (% of a core): ${r.threads.map((t) => `${t.thread} ${t.pct.toFixed(0)}`).join(', ')}` : '');
 }
 
@@ -311,12 +372,15 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const results: ScenarioResult[] = [];
   const skipped: Skip[] = [];
-  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number }> = [];
+  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string }> = [];
   const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
   let benchDb: { name: string; adminUrl: string } | undefined;
+  let privateNats: { url: string; child: ChildProcess } | undefined;
 
+  const gs = gitState();
+  if (gs.commit) process.stdout.write(`code: ${gs.commit.slice(0, 12)}${gs.dirty?.length ? ` + local changes in ${gs.dirty.length} file(s)` : ''}\n`);
   process.stdout.write(`headwater bench: ${o.quick ? 'quick' : 'full'}${o.soak ? ' + soak' : ''}; load generator ${o.loadgen}` +
     ` (${settings.connections} connections, ${settings.threads} threads, ${settings.durationS} s after ${o.warmupS} s warm-up); ` +
     `${cpus().length} cores, Node ${process.version}\n`);
@@ -361,7 +425,18 @@ async function main() {
       if (!want(mode.key)) continue;
       const env: NodeJS.ProcessEnv = { ...baseEnv, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
       if (mode.key === 'nats') {
-        const nU = new URL(natsUrl);
+        let useNats = natsUrl;
+        if (o.privateNats) {
+          try {
+            const priv = await startPrivateNats(tmp);
+            privateNats = priv;
+            useNats = priv.url;
+            process.stdout.write(`  (private nats-server with JetStream at ${priv.url}, pid ${priv.child.pid})\n`);
+          } catch (err) {
+            process.stdout.write(`  (--private-nats: ${(err as Error).message}; using ${natsUrl})\n`);
+          }
+        }
+        const nU = new URL(useNats);
         const natsUp = await reachable(nU.hostname, Number(nU.port || 4222));
         if (!pgUp || !natsUp) {
           skipped.push({ what: mode.name, reason: [!pgUp && `Postgres not reachable (${pgU.host})`, !natsUp && `NATS not reachable (${nU.host})`].filter(Boolean).join('; ') });
@@ -381,7 +456,15 @@ async function main() {
           process.stdout.write(`  (cannot create a bench database: ${(err as Error).message}; using ${dbUrl} as given)\n`);
           env.DATABASE_URL = dbUrl;
         } finally { await admin.end().catch(() => {}); }
-        env.NATS_URL = natsUrl;
+        env.NATS_URL = useNats;
+        // headwater's stream and consumer names are fixed: every headwater process on this NATS
+        // server shares one work queue, and a call pulled by another process (another database)
+        // is answered there. Say so when someone else is pulling.
+        const others = await sharedStreamPullers(useNats);
+        if (others) {
+          process.stdout.write(`  ! ${others}: calls may be processed (and answered 404 "source not found") by those processes; --private-nats avoids it\n`);
+          natsWarnings.push(others);
+        }
         if (process.env.CLICKHOUSE_URL) env.CLICKHOUSE_URL = process.env.CLICKHOUSE_URL;
       }
       // One server process per mode; replaced by a fresh one (new data directory) only when a
@@ -437,7 +520,8 @@ async function main() {
             const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);
             if (pts.length >= 2) {
               const firstMB = pts[0]!.rssMB; const lastMB = pts.at(-1)!.rssMB;
-              soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter });
+              soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter,
+                fdDetail: r.fdKinds?.before && r.fdKinds.after ? kinds(r.fdKinds.before, r.fdKinds.after) : undefined });
               process.stdout.write(`  RSS samples (s:MB): ${pts.map((p) => `${p.t}:${p.rssMB.toFixed(0)}`).join(' ')}\n`);
             }
           }
@@ -454,6 +538,10 @@ async function main() {
     }
   } finally {
     killAllSync();
+    if (privateNats) {
+      const c = privateNats.child;
+      if (c.exitCode === null && c.signalCode === null) await new Promise<void>((r) => { c.once('exit', () => r()); killChild(c, 'SIGKILL'); });
+    }
     if (benchDb) {
       const admin = new pg.Client({ connectionString: benchDb.adminUrl });
       try { await admin.connect(); await admin.query(`DROP DATABASE IF EXISTS ${benchDb.name} WITH (FORCE)`); }
@@ -472,8 +560,18 @@ interface Target { name: string; measured: string; wanted: string; pass: boolean
 
 const answeredAny = (r: ScenarioResult) => r.load.responses > 0;
 
+/** The commit measured and whether the tree had local changes (read-only git commands). */
+function gitState(): { commit?: string; dirty?: string[] } {
+  const rev = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  const st = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+  return {
+    commit: rev.status === 0 ? rev.stdout.trim() : undefined,
+    dirty: st.status === 0 ? st.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.endsWith('bench/results/latest.json')) : undefined,
+  };
+}
+
 function report(o: Options, s: LoadSettings, started: Date, results: ScenarioResult[], skipped: Skip[],
-  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number }>) {
+  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string }>) {
   const find = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
   const raw = find('raw-uws', 'track');
   const fast = find('fastify-pg', 'track');
@@ -519,7 +617,7 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   for (const k of ['headwater-embedded', 'headwater-nats']) {
     const sk = soaks.find((x) => x.server === k);
     targets.push({ name: `${k}: memory flat over the soak`, measured: sk ? `${sk.firstMB.toFixed(0)} -> ${sk.lastMB.toFixed(0)} MB (${sk.changePct >= 0 ? '+' : ''}${sk.changePct.toFixed(1)} %)` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: 'within 10 %', pass: sk ? Math.abs(sk.changePct) <= 10 : null });
-    targets.push({ name: `${k}: no growth in open handles (fds) over the soak`, measured: sk ? `${sk.fdsWarm ?? '-'} -> ${sk.fdsEnd ?? '-'}` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: '<= +2', pass: sk && sk.fdsWarm !== undefined && sk.fdsEnd !== undefined ? sk.fdsEnd - sk.fdsWarm <= 2 : null });
+    targets.push({ name: `${k}: no growth in open handles (fds) over the soak`, measured: sk ? `${sk.fdsWarm ?? '-'} -> ${sk.fdsEnd ?? '-'}${sk.fdDetail ? ` (${sk.fdDetail})` : ''}` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: '<= +2', pass: sk && sk.fdsWarm !== undefined && sk.fdsEnd !== undefined ? sk.fdsEnd - sk.fdsWarm <= 2 : null });
   }
   const embId = find('headwater-embedded', 'identify');
   const info = [
@@ -532,6 +630,15 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   for (const i of info) process.stdout.write(`  info  ${i}\n`);
   for (const sk of skipped) process.stdout.write(`  skipped ${sk.what}: ${sk.reason}\n`);
   for (const r of results) if (r.note) process.stdout.write(`  note ${r.server}/${r.scenario}: ${r.note}\n`);
+  for (const r of results) {
+    if (r.load.non2xx > 0) {
+      const bad = Object.entries(r.load.statusCodes ?? {}).filter(([k]) => !k.startsWith('2')).map(([k, v]) => `${k} x${v}`).join(', ');
+      if (r.server === 'headwater-nats' && /source not found/.test(r.load.firstFailure ?? '')) {
+        process.stdout.write(`  note ${r.server}/${r.scenario}: "source not found" for the bench's own source: calls were most likely pulled by another headwater process on the shared NATS streams (run with --private-nats)\n`);
+      }
+      process.stdout.write(`  note ${r.server}/${r.scenario}: ${r.load.non2xx} non-2xx answers${bad ? ` (${bad})` : ''}${r.load.firstFailure ? `; first: ${r.load.firstFailure.replace(/\s+/g, ' ').slice(0, 200)}` : ''}\n`);
+    }
+  }
   for (const n of stopNotes) if (n.killed) process.stdout.write(`  note ${n.server}: ${n.note}\n`);
   const busy = results.filter((r) => (r.idleCheckBusyPct ?? 0) > 15);
   if (busy.length) process.stdout.write(`  note: the machine was busy with other work before ${busy.map((r) => `${r.server}/${r.scenario} (${r.idleCheckBusyPct!.toFixed(0)} %)`).join(', ')}; figures are noisier than usual\n`);
@@ -541,10 +648,11 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   const out = {
     startedAt: started.toISOString(), finishedAt: new Date().toISOString(),
     machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    code: gitState(),
     mode: o.quick ? 'quick' : 'full', soak: o.soak,
     settings: { ...s, warmupS: o.warmupS, loadgen: o.loadgen, users: o.users, soakS: o.soak ? o.soakS : undefined },
     results, ratios: Object.fromEntries(results.map((r) => [`${r.server}/${r.scenario}`, { vsRaw: ratio(r, raw), vsFastify: ratio(r, fast) }])),
-    targets, skipped, soaks, stops: stopNotes,
+    targets, skipped, soaks, stops: stopNotes, natsWarnings, privateNats: o.privateNats,
   };
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
   process.stdout.write(`\nresults written to bench/results/latest.json\n`);

@@ -17,7 +17,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
-  const streams = await createJetStreams({ nc, log });
+  const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } });
   const engine = startEngine({
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
     threads: config.workers, ch: chStore?.client, log,

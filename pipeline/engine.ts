@@ -3,6 +3,9 @@
 // also lands the event stream in ClickHouse (the serve process with chDB, or any process with a
 // ClickHouse server).
 import { Piscina } from 'piscina';
+import type pg from 'pg';
+import { SnapshotCache } from './governance/mod.js';
+import { processBatch } from './process.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../api/log.js';
 import type { PgConnection } from './store/postgres.js';
@@ -19,19 +22,22 @@ export interface EngineOptions {
   connectionsPerThread?: number;
   ch?: ClickHouseClient;
   log: Logger;
+  /**
+   * Run batches on this thread with this pool instead of Piscina threads. For embedded PGlite: it
+   * is a single Postgres session, and its socket multiplexer interleaves the extended-protocol
+   * messages of concurrent connections ("unnamed prepared statement does not exist"), so the whole
+   * process must use one connection.
+   */
+  inline?: pg.Pool;
 }
 
 export interface Engine { close(): Promise<void> }
 
 export function startEngine(o: EngineOptions): Engine {
-  const pool = new Piscina({
-    filename: new URL('../workers/ingest-task.js', import.meta.url).href,
-    workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
-    minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
-  });
+  const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
   const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events)) : undefined;
   const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
-    const out = (await pool.run(calls)) as BatchOutcome;
+    const out = await run.run(calls);
     if (out.events.length) await o.events.publish(out.events);
     return out.results;
   });
@@ -39,7 +45,23 @@ export function startEngine(o: EngineOptions): Engine {
     async close() {
       await consumer.close();
       await writer?.close();
-      await pool.destroy();
+      await run.close();
     },
   };
+}
+
+interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Promise<void> }
+
+function inlineRunner(pool: pg.Pool): Runner {
+  const snapshots = new SnapshotCache();
+  return { run: (calls) => processBatch({ pool, snapshots, concurrency: 1 }, calls), close: async () => {} };
+}
+
+function piscinaRunner(o: EngineOptions): Runner {
+  const pool = new Piscina({
+    filename: new URL('../workers/ingest-task.js', import.meta.url).href,
+    workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
+    minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
+  });
+  return { run: (calls) => pool.run(calls) as Promise<BatchOutcome>, close: () => pool.destroy() };
 }

@@ -18,7 +18,7 @@ interface Proc { child: ChildProcess; url: string; out: string }
 
 function serve(dataDir: string, env: Record<string, string | undefined> = {}): Promise<Proc> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `c${process.pid}`, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';

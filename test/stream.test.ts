@@ -46,6 +46,24 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 15_000) {
   while (!(await cond())) { if (Date.now() > end) throw new Error('condition not met in time'); await sleep(10); }
 }
 
+/** A TCP proxy to NATS whose connections can be dropped (the client reconnects) or refused for good. */
+async function proxy() {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const up = net.connect(4222, '127.0.0.1');
+    sockets.add(client); sockets.add(up);
+    client.pipe(up).pipe(client);
+    const end = () => { client.destroy(); up.destroy(); sockets.delete(client); sockets.delete(up); };
+    client.on('error', end); up.on('error', end); client.on('close', end); up.on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    drop: () => { for (const so of sockets) so.destroy(); },
+    close: () => new Promise<void>((r) => { for (const so of sockets) so.destroy(); server.close(() => r()); }),
+  };
+}
+
 interface Opened {
   ingest: IngestStream;
   events: EventStream;
@@ -224,17 +242,8 @@ t.test('jetstream: two front ends starting at once share the streams; results go
 t.test('jetstream: submit fails fast when the connection is closed or unreachable', async (t) => {
   if (!natsUp) { t.plan(0, 'no NATS'); return; }
   // Through a TCP proxy that we cut: the client keeps reconnecting, publishes are never acknowledged.
-  const sockets = new Set<net.Socket>();
-  const proxy = net.createServer((client) => {
-    const up = net.connect(4222, '127.0.0.1');
-    sockets.add(client); sockets.add(up);
-    client.pipe(up).pipe(client);
-    const end = () => { client.destroy(); up.destroy(); };
-    client.on('error', end); up.on('error', end); client.on('close', end); up.on('close', end);
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
-  const port = (proxy.address() as net.AddressInfo).port;
-  const nc = await connect({ servers: `127.0.0.1:${port}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const p = await proxy();
+  const nc = await connect({ servers: `127.0.0.1:${p.port}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const prefix = 'T' + randomBytes(5).toString('hex');
   const s = await openJetStream(nc, prefix);
   t.teardown(async () => {
@@ -248,7 +257,7 @@ t.test('jetstream: submit fails fast when the connection is closed or unreachabl
     await direct.close();
   });
   t.ok(s.ingest.healthy());
-  await new Promise<void>((r) => { for (const so of sockets) so.destroy(); proxy.close(() => r()); });
+  await p.close();
   let t0 = Date.now();
   await t.rejects(s.ingest.submit([mkCall(), mkCall()]), StreamUnavailableError, 'unreachable -> 503');
   t.ok(Date.now() - t0 < 5_000, `rejected in ${Date.now() - t0} ms`);
@@ -258,6 +267,22 @@ t.test('jetstream: submit fails fast when the connection is closed or unreachabl
   t0 = Date.now();
   await t.rejects(s.ingest.submit([mkCall()]), StreamUnavailableError, 'closed connection -> 503');
   t.ok(Date.now() - t0 < 100, 'at once');
+});
+
+t.test('jetstream: a worker whose connection dropped resumes after the reconnect', async (t) => {
+  if (!natsUp) { t.plan(0, 'no NATS'); return; }
+  const p = await proxy();
+  const workerNc = await connect({ servers: `127.0.0.1:${p.port}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const front = await openJetStream();
+  const worker = await openJetStream(workerNc, front.prefix);
+  t.teardown(async () => { await worker.close(); await workerNc.close(); await front.close(); await p.close(); });
+  const consumer = worker.ingest.consume(async (calls) => calls.map(answer));
+  const before = [mkCall()];
+  t.same(await front.ingest.submit(before), before.map(answer));
+  p.drop();
+  const calls = Array.from({ length: 20 }, () => mkCall());
+  t.same(await front.ingest.submit(calls), calls.map(answer), 'answered once the worker is back');
+  await consumer.close();
 });
 
 t.test('jetstream: a publish the stream refuses (stream gone) rejects with StreamUnavailableError', async (t) => {

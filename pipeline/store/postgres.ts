@@ -55,10 +55,10 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`pglite host exited with ${code}`)));
   });
-  // PGlite is single-session: it serializes statements, and the socket server keeps a transaction
-  // on its own connection. A few connections let reads queue while a transaction runs.
+  // PGlite is one session: its socket server interleaves the extended-protocol messages of
+  // concurrent connections, so the process keeps exactly one connection and queues on it.
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
-  const pool = createPool(connection, opts.max ?? 4, opts.log);
+  const pool = createPool(connection, 1, opts.log);
   return {
     pool,
     connection,

@@ -2,12 +2,12 @@
 // hands them over in batches, acknowledges each message only after its batch's side effects, and
 // naks a failed batch so it comes again.
 //
-// Why repeated fetch() rather than consume(): consume() keeps a pull request open and issues the
-// refills lazily from its iterator, so closing it strands the messages already sent to its inbox
-// until ack_wait (30 s) passes, and iterating after close() sends one more pull to a dead inbox
-// (measured on nats-server 2.9: 25-75 of 100 messages stuck). A fetch ends on its own (full or
-// expired), so close() lets the open one run out, naks what it brought, and strands nothing. It also
-// pulls only when a batch slot is free, which keeps backpressure in the stream.
+// Why repeated fetch() rather than consume(): consume() always has a pull request open and runs its
+// refill pulls from inside its iterator, so closing it strands what the server already sent (or
+// sends to a refill issued while draining the iterator) until ack_wait (30 s) passes: measured on
+// nats-server 2.9, 25 to 75 messages stuck after closing a consume() of 100. A fetch ends on its own
+// (full or expired), so close() lets the open one run out, naks what it brought, and strands
+// nothing; and a fetch is only issued when a batch slot is free, so backpressure stays in the stream.
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../api/log.js';
@@ -15,6 +15,8 @@ import { ACK_WAIT_MS } from './setup.js';
 
 export interface BatchConsumerOptions<T> {
   nc: NatsConnection;
+  /** False while disconnected: a fetch then never ends on its own (the client pauses its heartbeat check). */
+  connected(): boolean;
   js: JetStreamClient;
   stream: string;
   durable: string;
@@ -43,27 +45,30 @@ function settle(msgs: JsMsg[], how: (m: JsMsg) => void) {
 export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Promise<void> } {
   let closed = false;
   const running = new Set<Promise<void>>();
-  let wakeSlot: (() => void) | undefined;
-  let wakeSleep: (() => void) | undefined;
+  // The pull loop waiting for a batch slot, or sleeping before a retry (close() wakes it).
+  const slotWaiters = new Set<() => void>();
+  const sleepers = new Set<() => void>();
+  const wakeAll = (set: Set<() => void>) => { for (const r of [...set]) r(); set.clear(); };
+  const open = new Set<ConsumerMessages>();
 
-  // Received, not yet handed over. A partial batch goes after `lingerMs` if a batch slot is free,
-  // else when the next slot frees: batches stay small when idle and grow under load.
+  // Received, not yet handed over. Batches go out when maxBatch messages are waiting, or after
+  // `lingerMs`, but only into a free slot (else when one frees): small batches when idle, full
+  // ones under load, and never more than maxInFlight running.
   let buf: JsMsg[] = [];
   let timer: NodeJS.Timeout | undefined;
 
-  function flush(force: boolean) {
+  function flush() {
     clearTimeout(timer); timer = undefined;
-    if (buf.length === 0) return;
     // Closing: hand the messages back at once so another worker takes them.
     if (closed) { settle(buf, (m) => m.nak()); buf = []; return; }
-    if (!force && running.size >= o.maxInFlight) return;
-    const batch = buf; buf = [];
-    const p = runBatch(batch).finally(() => {
-      running.delete(p);
-      if (buf.length && !timer) flush(false);
-      wakeSlot?.();
-    });
-    running.add(p);
+    while (buf.length > 0 && running.size < o.maxInFlight) {
+      const p = runBatch(buf.splice(0, o.maxBatch)).finally(() => {
+        running.delete(p);
+        flush();
+        wakeAll(slotWaiters);
+      });
+      running.add(p);
+    }
   }
 
   async function runBatch(msgs: JsMsg[]) {
@@ -99,22 +104,43 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   }
 
   async function collect(iter: ConsumerMessages) {
-    for await (const m of iter) {
-      if (closed) { settle([m], (x) => x.nak()); continue; }
-      buf.push(m);
-      // A fetch brings at most maxBatch messages, so forcing a full batch out keeps the bound.
-      if (buf.length >= o.maxBatch) flush(true);
-      else timer ??= setTimeout(() => flush(false), o.lingerMs);
+    open.add(iter);
+    // A fetch ends by itself within fetchExpiresMs while connected; when it does not (disconnected),
+    // stop it so the loop can retry and close() cannot hang.
+    const guard = setTimeout(() => void iter.close(), o.fetchExpiresMs + 3_000);
+    try {
+      for await (const m of iter) {
+        if (closed) { settle([m], (x) => x.nak()); continue; }
+        buf.push(m);
+        if (buf.length >= o.maxBatch) flush();
+        else timer ??= setTimeout(flush, o.lingerMs);
+      }
+    } finally {
+      clearTimeout(guard);
+      open.delete(iter);
     }
   }
 
+  /** Sleeps, but close() cuts it short. */
+  async function pause(ms: number) {
+    await new Promise<void>((r) => { sleepers.add(r); void sleep(ms).then(() => { sleepers.delete(r); r(); }); });
+  }
+
+  // One pull loop: a second one, overlapping round trips, split arrivals into smaller batches and
+  // measured slower end to end.
   const loop = (async () => {
     let consumer: Consumer | undefined;
     // A closed connection never comes back (NatsConnection does not reopen): stop pulling.
     while (!closed && !o.nc.isClosed()) {
-      if (running.size >= o.maxInFlight) {
-        await new Promise<void>((r) => { wakeSlot = r; });
-        wakeSlot = undefined;
+      // Pull only when there is room: backpressure stays in the stream.
+      if (running.size >= o.maxInFlight || buf.length >= o.maxBatch) {
+        await new Promise<void>((r) => { slotWaiters.add(r); });
+        continue;
+      }
+      if (!o.connected()) {
+        // A pull request buffered now would reach the server after its inbox is gone (messages
+        // stranded until ack_wait): wait for the reconnect instead.
+        await pause(250);
         continue;
       }
       try {
@@ -124,8 +150,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         if (closed || o.nc.isClosed()) break;
         consumer = undefined;
         o.log.warn('pulling from the stream failed; retrying', { err, stream: o.stream });
-        await new Promise<void>((r) => { wakeSleep = r; void sleep(1000).then(r); });
-        wakeSleep = undefined;
+        await pause(1000);
       }
     }
   })();
@@ -134,9 +159,12 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
     async close() {
       if (closed) return;
       closed = true;
-      wakeSlot?.(); wakeSleep?.();
+      wakeAll(slotWaiters); wakeAll(sleepers);
+      // Connected, the open fetch is left to run out so nothing lands in a dead inbox; disconnected,
+      // nothing can arrive, so it is stopped at once.
+      if (!o.connected()) for (const it of open) void it.close();
       await loop;
-      flush(false);
+      flush();
       await Promise.all([...running]);
     },
   };

@@ -23,7 +23,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
     },
     consume(handler, o) {
       return consumers.add(startBatchConsumer({
-        nc, js, stream: names.eventsStream, durable: names.eventsConsumer, log,
+        nc, connected: ctx.connected, js, stream: names.eventsStream, durable: names.eventsConsumer, log,
         maxBatch: o?.maxBatch ?? DEFAULT_MAX_BATCH, maxInFlight: o?.maxInFlight ?? 2,
         lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
         // A failing writer (ClickHouse down) backs off up to 30 s between attempts.
@@ -36,7 +36,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
       if (closed) return;
       closed = true;
       await consumers.closeAll();
-      await publisher.close();
+      await publisher.close(ctx.connected());
       onClosed();
     },
   };

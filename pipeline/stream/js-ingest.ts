@@ -83,7 +83,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
 
     consume(handler, co) {
       return consumers.add(startBatchConsumer<{ call: IngestCall; replyTo: string }>({
-        nc, js, stream: names.ingestStream, durable: names.ingestConsumer, log,
+        nc, connected: ctx.connected, js, stream: names.ingestStream, durable: names.ingestConsumer, log,
         maxBatch: co?.maxBatch ?? DEFAULT_MAX_BATCH, maxInFlight: co?.maxInFlight ?? 2,
         lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
         nakDelayMs: () => o.nakDelayMs,
@@ -105,9 +105,9 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
       closed = true;
       await consumers.closeAll();
       // Calls already in the stream may still be answered by other workers: wait a little.
-      await settledWithin(submits, Math.min(o.resultTimeoutMs, 5_000));
+      if (ctx.connected()) await settledWithin(submits, Math.min(o.resultTimeoutMs, 5_000));
       for (const w of [...submits]) w.reject(new StreamUnavailableError('the ingestion stream closed before the call was answered'));
-      await publisher.close();
+      await publisher.close(ctx.connected());
       if (!nc.isClosed()) results.unsubscribe();
       onClosed();
     },

@@ -51,10 +51,10 @@ export class AckedPublisher {
     });
   }
 
-  /** Lets the waiting publishes get their acknowledgements (up to the ack timeout), then stops. */
-  async close(): Promise<void> {
+  /** Lets the waiting publishes get their acknowledgements (up to the ack timeout, if connected), then stops. */
+  async close(connected = true): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
-    while (this.byToken.size > 0 && Date.now() < deadline && !this.nc.isClosed()) await new Promise((r) => setTimeout(r, 20));
+    while (connected && this.byToken.size > 0 && Date.now() < deadline && !this.nc.isClosed()) await new Promise((r) => setTimeout(r, 20));
     this.failAll(new StreamUnavailableError('the publisher is closed'));
     if (!this.nc.isClosed()) this.sub.unsubscribe();
   }

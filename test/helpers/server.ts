@@ -28,7 +28,9 @@ export async function startServer(extraArgs: string[] = [], env: Record<string, 
   const { createLogger } = await import('../../api/log.js');
   const { startService } = await import('../../api/service.js');
   const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', operatorToken, ...extraArgs],
-    { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', ...env });
+    // With a shared NATS server, each test server gets streams of its own: its events must land in
+    // its own embedded ClickHouse, not in another test process's.
+    { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
   const svc = await startService(config, createLogger(config.logLevel));
   return {
     url: svc.url, operatorToken, dataDir,
