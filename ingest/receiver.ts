@@ -1,7 +1,7 @@
 // Source webhook receiver (decisions §5): identity-provider user events signed with the Standard
 // Webhooks / Svix scheme, verified with the source's stored secret in constant time, then applied
 // as an identify through the same stream as every other write. Answers are plain text.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import type { Bind } from '../api/routes/deps.js';
 import type { Reply } from '../api/http/server.js';
@@ -37,6 +37,10 @@ interface ReceiverDeps {
 }
 
 export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
+  // Call ids must be unique per call; the provider's message id (retried deliveries, possibly at
+  // once) goes into the messageId instead, which dedups.
+  const prefix = `rcv.${randomBytes(6).toString('base64url')}.`;
+  let seq = 0;
   bind('POST', '/v1/sources/{sourceId}/webhook', async (req) => {
     const r = await d.pool.query(
       `SELECT s.id, s.org_id, s.app_id, s.archived_at, s.secret_enc, a.environment, a.status AS app_status
@@ -71,7 +75,7 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
     const receivedAt = Date.now();
     // The provider's message id dedups its retries like any messageId.
     const call: IngestCall = {
-      id: `rcv.${id}`, kind: 'identify', orgId: src.org_id, appId: src.app_id, sourceId: src.id,
+      id: prefix + (++seq).toString(36), kind: 'identify', orgId: src.org_id, appId: src.app_id, sourceId: src.id,
       environment: src.environment, receivedAt, body: { identifiers, traits, messageId: `webhook:${id}` },
     };
     const [res] = await d.stream.submit([call]);

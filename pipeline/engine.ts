@@ -36,11 +36,12 @@ export interface Engine { close(): Promise<void> }
 export function startEngine(o: EngineOptions): Engine {
   const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
   const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events)) : undefined;
+  // One batch in flight per Piscina thread (inline: one, since the connection is shared).
   const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
     const out = await run.run(calls);
     if (out.events.length) await o.events.publish(out.events);
     return out.results;
-  });
+  }, { maxInFlight: o.inline ? 1 : o.threads });
   return {
     async close() {
       await consumer.close();
