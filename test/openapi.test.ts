@@ -2,7 +2,7 @@
 // files, and routes not implemented yet answer 404 instead of a placeholder.
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { call, startServer } from './helpers/server.js';
+import { call, createOrg, startServer } from './helpers/server.js';
 
 // Every route of interface.md and decisions.md.
 const CONTRACT: Array<[string, string]> = [
@@ -69,5 +69,18 @@ t.test('error codes of the contract are all listed', async (t) => {
   const text = JSON.stringify(doc);
   for (const code of ['malformed_request', 'invalid_key', 'deploy_key_scope', 'dependency_unavailable', 'journey_nondeterministic', 'artifact_too_large']) {
     t.ok(text.includes(code), code);
+  }
+});
+
+t.test('documented routes that are not implemented yet answer 404, never a placeholder', async (t) => {
+  const org = await createOrg(s);
+  const routes: Array<[string, string]> = [
+    ['GET', '/v1/segments'], ['POST', '/v1/segments/preview'], ['GET', '/v1/executions'], ['GET', '/v1/pushes'],
+    ['GET', '/v1/webhooks'], ['GET', '/v1/journeys'], ['GET', '/v1/emails'],
+  ];
+  for (const [m, p] of routes) {
+    const r = await call(s.url, m, p, { token: org.sessions.admin, body: m === 'POST' ? { data: {} } : undefined });
+    t.equal(r.status, 404, `${m} ${p}`);
+    t.equal(r.body.error.code, 'not_found', `${m} ${p}`);
   }
 });
