@@ -176,6 +176,24 @@ t.test('profiles of two different userIds are never merged', async (t) => {
   t.equal((await getProfile(f, p2.id)).body.data.mergedInto, null, 'u2 not merged into u1');
 });
 
+t.test('profiles are scoped to the app: the same identifiers in two apps are two profiles', async (t) => {
+  const a = await createAppFixture(s);
+  const b = await createAppFixture(s, { org: a.org });
+  const user = uid('user');
+  const pa = await ok(t, await identify(a, { identifiers: { userId: user }, traits: { app: 'a' } }), 200, 'app a');
+  const pb = await ok(t, await identify(b, { identifiers: { userId: user }, traits: { app: 'b' } }), 200, 'app b');
+  t.not(pa.id, pb.id, 'two profiles');
+  t.equal(pa.appId, a.app.id);
+  t.equal(pb.appId, b.app.id);
+  t.same(pa.traits, { app: 'a' }, 'app a traits untouched by app b');
+  const found = await lookup(a, 'userId', user);
+  t.same(found.body.data.map((p: any) => p.id).sort(), [pa.id, pb.id].sort(), 'the org-wide lookup lists the live profile of each app');
+  // A second api source of app a lands on app a's profile.
+  const src2 = await call(s.url, 'POST', `/v1/apps/${a.app.id}/sources`, { token: a.admin, body: { data: { kind: 'api' } } });
+  const r = await call(s.url, 'POST', '/v1/identify', { token: a.key, body: { data: { sourceId: src2.body.data.id, identifiers: { userId: user } } } });
+  t.equal(r.body?.data?.id, pa.id, 'every source of an app lands on the same profiles');
+});
+
 t.test('30 concurrent identifies with the same new anonymousId create one profile', async (t) => {
   const f = await createAppFixture(s);
   const anon = uid('anon');

@@ -118,6 +118,12 @@ t.test('traits.consent (object of booleans) updates consent and is not a trait',
   const got = await getProfile(f, r.body.data.id);
   t.same(got.body.data.consent, { marketing: false, analytics: false, onboarding: true }, 'stored consent');
   t.notOk('consent' in got.body.data.traits, 'stored traits have no consent');
+
+  // Not an object of booleans: an ordinary trait, consent untouched.
+  const r3 = await identify(f, { identifiers: { anonymousId: anon }, traits: { consent: { marketing: 'yes' } } });
+  t.equal(r3.status, 200);
+  t.same(r3.body.data.traits, { name: 'Ann', consent: { marketing: 'yes' } }, 'a non-boolean consent object is a trait');
+  t.same(r3.body.data.consent, { marketing: false, analytics: false, onboarding: true }, 'consent unchanged');
 });
 
 // ------------------------------------------------------------------ track
@@ -284,6 +290,13 @@ t.test('invalid calls are 422 validation_failed naming the field', async (t) => 
     const r = await call(s.url, 'POST', path, { token: f.key, body: { data } });
     expectError(t, r, 422, 'validation_failed', what, field);
   }
+  // Bodies nested deeper than 64 levels are refused.
+  let deep: any = 'leaf';
+  for (let i = 0; i < 70; i++) deep = { d: deep };
+  expectError(t, await call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { ...okTrack, properties: deep } } }), 422, 'validation_failed', 'track: properties nested 70 levels');
+  let shallow: any = 'leaf';
+  for (let i = 0; i < 50; i++) shallow = { d: shallow };
+  t.equal((await track(f, { identifiers: { anonymousId: uid('anon') }, event: 'Deep', properties: shallow })).status, 201, 'properties nested 50 levels accepted');
   // Identifier of exactly 200 characters is fine.
   const r200 = await identify(f, { identifiers: { userId: 'u'.repeat(199) + '1' } });
   t.equal(r200.status, 200, 'identifier of 200 chars accepted');
@@ -576,10 +589,10 @@ t.test('strict: denying a held name drops its values', async (t) => {
   const f = await fixture();
   t.equal((await admin(f, 'PATCH', '/v1/settings', { ingestionPolicy: 'strict' })).status, 200);
   const anon = uid('anon');
-  for (let i = 0; i < 2; i++) {
-    const r = await track(f, { identifiers: { anonymousId: anon }, event: 'Junk', properties: { i } });
-    t.same(r.body?.data, { status: 'quarantined' }, `held ${i}`);
-  }
+  const r0 = await track(f, { identifiers: { anonymousId: anon }, event: 'Junk', properties: { i: 0 } });
+  t.same(r0.body?.data, { status: 'quarantined' }, 'held 0');
+  const b = await batch(f, [{ type: 'track', identifiers: { anonymousId: anon }, event: 'Junk', properties: { i: 1 }, messageId: uid('m') }]);
+  t.same(b.body?.data, [{ status: 200, data: { status: 'quarantined' } }], 'held 1 (in a batch): 200 quarantined');
   const p = await identify(f, { identifiers: { anonymousId: uid('anon') }, traits: { junkTrait: 1 } });
   t.equal(p.status, 200);
   t.same(p.body?.data?.traits, {}, 'trait held');

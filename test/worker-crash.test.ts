@@ -29,6 +29,7 @@ const SLOT_RELEASE_MS = 3_000; // a call stuck longer than this (held by the dea
 const REQUEST_TIMEOUT_MS = 45_000; // the service answers 503 after its own 30 s result timeout
 const MAX_ATTEMPTS = 10;
 const POLL_MS = 60_000;
+const DRAIN_MS = 45_000;
 
 /** True when something accepts TCP connections at the first server of a NATS URL (2 s at most). */
 function natsAnswers(url: string): Promise<boolean> {
@@ -234,6 +235,31 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
     for (const m of msgs) if (isAcked(m)) ackedId.set(m.messageId, m.acked[0]!);
     const wanted = new Set(ackedId.values());
     t.equal(wanted.size, ackedId.size, 'distinct acknowledged messageIds have distinct event ids');
+
+    // ---------------------------------------------------------------- both streams drained
+    // The killed worker's unacknowledged calls come again after ack_wait (30 s) and are processed
+    // a second time (their events re-emitted): wait for that, so that a duplicate or a new event id
+    // it might produce is seen by the listing below. Work-queue streams hold only unacked messages.
+    {
+      const { connect } = await import('@nats-io/transport-node');
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const { streamNames } = await import('../pipeline/stream/mod.js');
+      const names = streamNames(prefix);
+      const nc = await connect({ servers: NATS_URL!, timeout: 2_000 });
+      try {
+        const jsm = await jetstreamManager(nc);
+        const left = async () => {
+          const [a, b] = await Promise.all([jsm.streams.info(names.ingestStream), jsm.streams.info(names.eventsStream)]);
+          return { ingest: a.state.messages, events: b.state.messages };
+        };
+        const until = Date.now() + DRAIN_MS;
+        let l = await left();
+        while ((l.ingest > 0 || l.events > 0) && Date.now() < until) { await sleep(500); l = await left(); }
+        t.same(l, { ingest: 0, events: 0 }, 'the ingest and event streams drain (redeliveries processed, events landed)');
+      } finally {
+        await nc.close();
+      }
+    }
 
     // ---------------------------------------------------------------- what GET /v1/events lists
     type Ev = { id: string; messageId: string | null };
