@@ -22,12 +22,12 @@ export interface ResolveInput {
 }
 
 /** Signed 64-bit lock key of one identifier. */
-function lockKey(orgId: string, appId: string, kind: string, value: string): string {
+export function lockKey(orgId: string, appId: string, kind: string, value: string): string {
   const h = createHash('sha1').update(`${orgId}\u0000${appId}\u0000${kind}\u0000${value}`).digest();
   return h.readBigInt64BE(0).toString();
 }
 
-function pairs(ids: Identifiers): Array<[IdentifierKind, string]> {
+export function pairs(ids: Identifiers): Array<[IdentifierKind, string]> {
   const out: Array<[IdentifierKind, string]> = [];
   for (const k of IDENTIFIER_KINDS) { const v = ids[k]; if (typeof v === 'string') out.push([k, v]); }
   return out;

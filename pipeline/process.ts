@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
 import { resolveProfile, profileOut } from './identity.js';
+import { bulkTrack, fallsBack, type CallOutcome } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
@@ -40,13 +41,19 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
 
   const results: CallResult[] = new Array(calls.length);
   const events: EventRecord[] = [];
-  const observations = new Map<string, IngestCall[]>();
+  const observed: boolean[] = new Array(calls.length).fill(false);
+
+  const sourceError = (call: IngestCall): CallResult | undefined => {
+    const src = sources.get(call.sourceId);
+    if (!src) return err(404, 'not_found', 'source not found');
+    if (src.archived) return err(403, 'forbidden', 'the source is archived');
+    if (src.appArchived) return err(403, 'forbidden', 'the app of this source is archived');
+    return undefined;
+  };
 
   const one = async (call: IngestCall): Promise<CallOutcome> => {
-    const src = sources.get(call.sourceId);
-    if (!src) return { result: err(404, 'not_found', 'source not found') };
-    if (src.archived) return { result: err(403, 'forbidden', 'the source is archived') };
-    if (src.appArchived) return { result: err(403, 'forbidden', 'the app of this source is archived') };
+    const refused = sourceError(call);
+    if (refused) return { result: refused };
     for (let attempt = 0; ; attempt++) {
       const snap = snaps.get(call.orgId)!;
       let out: CallOutcome;
@@ -65,36 +72,118 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
       snaps.set(call.orgId, (await ctx.snapshots.get(ctx.pool, [call.orgId])).get(call.orgId)!);
     }
   };
+  const settle = (i: number, out: CallOutcome) => {
+    results[i] = out.result;
+    if (out.event) events.push(out.event);
+    if (out.observe) observed[i] = true;
+  };
 
   // Calls that share an identifier form a lane and run in arrival order (one profile's writes never
-  // reorder); lanes run concurrently, each call in its own transaction.
+  // reorder); lanes run concurrently. Lanes of plain track calls (not promoted, not held, messageId
+  // used once in the batch) take the bulk path (bulk.ts): many calls per transaction, one statement
+  // per step. The others run call by call, each call in its own transaction.
   const lanes = lanesOf(calls);
-  let next = 0;
-  const worker = async () => {
-    while (next < lanes.length) {
-      for (const i of lanes[next++]!) {
-        const call = calls[i]!;
-        const out = await one(call);
-        results[i] = out.result;
-        if (out.event) events.push(out.event);
-        if (out.observe) {
-          let list = observations.get(call.orgId);
-          if (!list) observations.set(call.orgId, (list = []));
-          list.push(call);
-        }
+  const { bulk, perCall, rejected } = splitLanes(calls, lanes, snaps, sourceError, settle);
+
+  const runLanes = async (list: number[][], width: number) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < list.length) {
+        for (const i of list[next++]!) settle(i, await one(calls[i]!));
       }
+    };
+    await Promise.all(Array.from({ length: Math.min(width, list.length) }, worker));
+  };
+  const fallback: number[][] = [];
+  const bulkPhase = async () => {
+    for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
+      let out;
+      try {
+        out = await bulkTrack(ctx.pool, calls, chunk, rejected);
+      } catch (e) {
+        // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
+        if (!fallsBack(e)) throw e;
+        fallback.push(...chunk);
+        continue;
+      }
+      for (const [i, o] of out.outcomes) settle(i, o);
+      fallback.push(...out.perCall);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(ctx.concurrency, lanes.length) }, worker));
+  await Promise.all([bulkPhase(), runLanes(perCall, Math.max(1, ctx.concurrency - 1))]);
+  await runLanes(fallback, ctx.concurrency);
 
-  // Catalog observation once per org per batch; no write when nothing is new.
+  // Catalog observation once per org per batch, in arrival order; no write when nothing is new.
+  const observations = new Map<string, IngestCall[]>();
+  calls.forEach((call, i) => {
+    if (!observed[i]) return;
+    let list = observations.get(call.orgId);
+    if (!list) observations.set(call.orgId, (list = []));
+    list.push(call);
+  });
   for (const [orgId, list] of observations) {
     await observe(ctx.pool, orgId, snaps.get(orgId)!, collectObservations(list));
   }
   return { results, events };
 }
 
-interface CallOutcome { result: CallResult; event?: EventRecord; observe?: boolean; stale?: boolean }
+/** Calls per bulk transaction (lanes are never split). */
+const BULK_CHUNK = 500;
+
+function chunksOf(lanes: number[][], max: number): number[][][] {
+  const out: number[][][] = [];
+  let cur: number[][] = [];
+  let n = 0;
+  for (const lane of lanes) {
+    if (n > 0 && n + lane.length > max) { out.push(cur); cur = []; n = 0; }
+    cur.push(lane);
+    n += lane.length;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/**
+ * Bulk lanes: only track calls, none promoted or held, each messageId used by one call of the batch.
+ * Calls of a refused source are answered here (they write nothing). Governance is pure: rejects are
+ * known up front (they are answered in the bulk transaction, which looks up their messageIds).
+ */
+function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, CatalogSnapshot>,
+  sourceError: (call: IngestCall) => CallResult | undefined, settle: (i: number, out: CallOutcome) => void) {
+  const uses = new Map<string, number>();
+  for (const call of calls) {
+    const m = (call.body as { messageId?: string }).messageId;
+    if (typeof m !== 'string') continue;
+    const key = `${call.orgId}\u0000${call.appId}\u0000${m}`;
+    uses.set(key, (uses.get(key) ?? 0) + 1);
+  }
+  const bulk: number[][] = [];
+  const perCall: number[][] = [];
+  const rejected = new Map<number, CallResult>();
+  for (const lane of lanes) {
+    const plain = lane.every((i) => {
+      const call = calls[i]!;
+      if (sourceError(call)) return true;
+      if (call.kind !== 'track' || call.promoted) return false;
+      const body = call.body as TrackBody;
+      if (typeof body.messageId !== 'string' || uses.get(`${call.orgId}\u0000${call.appId}\u0000${body.messageId}`) !== 1) return false;
+      return checkTrack(snaps.get(call.orgId)!, body, false).kind !== 'hold';
+    });
+    if (!plain) { perCall.push(lane); continue; }
+    const kept: number[] = [];
+    for (const i of lane) {
+      const call = calls[i]!;
+      const refused = sourceError(call);
+      if (refused) { settle(i, { result: refused }); continue; }
+      const verdict = checkTrack(snaps.get(call.orgId)!, call.body as TrackBody, false);
+      if (verdict.kind === 'reject') rejected.set(i, err(422, verdict.code, verdict.message));
+      kept.push(i);
+    }
+    if (kept.length) bulk.push(kept);
+  }
+  return { bulk, perCall, rejected };
+}
+
 
 /** Groups call indexes by shared identifiers (union-find), each group in arrival order. */
 function lanesOf(calls: IngestCall[]): number[][] {

@@ -692,7 +692,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'profilesList', method: 'GET', path: '/v1/profiles', tag: 'events', auth: ['session'],
     summary: 'Find the live profile holding an identifier',
-    description: 'Answers a list of at most one profile: the live (not merged-away) profile holding the identifier `kind`=`value`.',
+    description: 'Answers the live (not merged-away) profiles holding the identifier `kind`=`value`: at most one per app, since profiles are scoped to (org, app). Newest first, up to 100.',
     query: Type.Object({ ...PageQueryProps, kind: IdentifierKind, value: Type.String({ minLength: 1, maxLength: 200 }) }),
     ok: { 200: json('Zero or one profile.', List(ProfileSchema)) },
   }),
