@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Bind } from '../api/routes/deps.js';
 import { HttpError } from '../api/http/errors.js';
-import type { Reply, Req, Validate } from '../api/http/server.js';
+import { validationMessage, type Reply, type Req, type Validate } from '../api/http/server.js';
 import type { ErrorCode } from '../schemas/errors.js';
 import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
 import type { SourceDirectory } from './directory.js';
@@ -94,10 +94,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
       const v = d.validators[`${kind}_body`]!;
       const wrapped = { data: { ...call, sourceId } };
       if (!v(wrapped)) {
-        const e = v.errors?.[0];
-        let ptr = (e?.instancePath ?? '').replace(/^\/data/, `/data/calls/${i}`);
-        if (e?.keyword === 'required' && typeof e.params.missingProperty === 'string') ptr += '/' + e.params.missingProperty;
-        out[i] = errorResult('validation_failed', `body ${ptr}: ${e?.message ?? 'is invalid'}`, 422);
+        out[i] = errorResult('validation_failed', validationMessage(v, 'body ', (p) => p.replace(/^\/data/, `/data/calls/${i}`)), 422);
         continue;
       }
       const built = await build(orgId, kind, sourceId, wrapped.data, receivedAt);

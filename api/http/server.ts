@@ -77,6 +77,17 @@ export interface HttpServerOptions {
   mapError?: (err: unknown) => HttpError | undefined;
 }
 
+/** The `validation_failed` message of a failed validator: where, the JSON pointer of the offending
+ * field (`rebase` rewrites its start, e.g. to a call's place in a batch), and what is wrong. */
+export function validationMessage(v: Validate, where: string, rebase?: (ptr: string) => string): string {
+  const e = v.errors?.[0];
+  let ptr = e?.instancePath ?? '';
+  if (rebase) ptr = rebase(ptr);
+  if (e?.keyword === 'required' && typeof e.params.missingProperty === 'string') ptr += '/' + e.params.missingProperty;
+  else if (e?.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') ptr += '/' + e.params.additionalProperty;
+  return `${where}${ptr || '/'}: ${e?.message ?? 'is invalid'}`;
+}
+
 const STATUS_LINE = new Map<number, string>();
 const statusLine = (s: number) => {
   let l = STATUS_LINE.get(s);
@@ -150,11 +161,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
 
   const validate = (v: Validate | undefined, value: unknown, where: string) => {
     if (!v || v(value)) return;
-    const e = v.errors?.[0];
-    let ptr = e?.instancePath ?? '';
-    if (e?.keyword === 'required' && typeof e.params.missingProperty === 'string') ptr += '/' + e.params.missingProperty;
-    else if (e?.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') ptr += '/' + e.params.additionalProperty;
-    throw new HttpError('validation_failed', `${where}${ptr || '/'}: ${e?.message ?? 'is invalid'}`);
+    throw new HttpError('validation_failed', validationMessage(v, where));
   };
 
   const run = async (route: RouteSpec, req: Req, authorization: string, contentType: string, body: Buffer | null) => {
