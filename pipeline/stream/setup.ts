@@ -26,7 +26,9 @@ export function streamNames(prefix?: string): StreamNames {
   };
 }
 
-export const ACK_WAIT_MS = 30_000;
+// Short enough that messages stranded by a worker's connection blip (delivered to an inbox that vanished)
+// come back well inside a caller's 30 s wait; batches in progress send `working()` every third of it.
+export const ACK_WAIT_MS = 10_000;
 
 function streamConfig(name: string, subjects: string[]): Partial<StreamConfig> & { name: string } {
   return {
