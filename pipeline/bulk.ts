@@ -13,7 +13,7 @@
 // rows (sorted); the per-call path takes one claim, then advisory locks, then profile rows.
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { lockKey, pairs } from './identity.js';
+import { identKey, lockKey, pairs, RESOLVE_ATTEMPTS } from './identity.js';
 import { tx } from './store/postgres.js';
 import type { CallResult, EventRecord, IngestCall, TrackBody } from './types.js';
 
@@ -37,14 +37,12 @@ export function fallsBack(e: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code === '40P01' || code === '40001');
 }
 
-const QUARANTINED = { status: 'quarantined' };
-const MAX_ATTEMPTS = 5;
-const iso = (ms: number) => new Date(ms).toISOString();
+export const QUARANTINED = { status: 'quarantined' };
+export const iso = (ms: number) => new Date(ms).toISOString();
 const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${(c.body as TrackBody).messageId}`;
-const identKey = (orgId: string, appId: string, kind: string, value: string) => `${orgId}\u0000${appId}\u0000${kind}\u0000${value}`;
 
 /** The answer of a track call whose messageId was claimed before (process.ts `track`, not promoted). */
-function replay(prior: any): CallOutcome {
+export function replay(prior: any): CallOutcome {
   if (prior?.status === 'quarantined') return { result: { status: 200, data: QUARANTINED } };
   if (prior?.event) return { result: { status: 200, data: prior.event }, event: prior.event };
   return { result: { status: 200, data: prior ?? {} } };
@@ -113,7 +111,7 @@ async function apply(c: pg.PoolClient, calls: IngestCall[], lanes: number[][], r
 
   const owner = new Map<string, Prof>();
   for (let attempt = 0; ; attempt++) {
-    if (attempt >= MAX_ATTEMPTS) throw new BulkFallback('identity resolution did not settle after concurrent merges');
+    if (attempt >= RESOLVE_ATTEMPTS) throw new BulkFallback('identity resolution did not settle after concurrent merges');
     const found = await c.query<{ org_id: string; app_id: string; kind: string; value: string; profile_id: string }>(
       `SELECT i.org_id, i.app_id, i.kind, i.value, i.profile_id FROM identifiers i
        JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(o, a, k, v)

@@ -9,7 +9,8 @@ import { newId } from './ids.js';
 import type { Identifiers, IdentifierKind } from './types.js';
 
 export const IDENTIFIER_KINDS: IdentifierKind[] = ['anonymousId', 'userId', 'idpId', 'email'];
-const MAX_ATTEMPTS = 5;
+/** Lookups restarted because a profile was merged meanwhile, before giving up. */
+export const RESOLVE_ATTEMPTS = 5;
 
 export interface ProfileRow {
   id: string; org_id: string; app_id: string; source_id: string; environment: string;
@@ -22,8 +23,11 @@ export interface ResolveInput {
 }
 
 /** Signed 64-bit lock key of one identifier. */
+/** One identifier of one (org, app), as a map key. */
+export const identKey = (orgId: string, appId: string, kind: string, value: string) => `${orgId}\u0000${appId}\u0000${kind}\u0000${value}`;
+
 export function lockKey(orgId: string, appId: string, kind: string, value: string): string {
-  const h = createHash('sha1').update(`${orgId}\u0000${appId}\u0000${kind}\u0000${value}`).digest();
+  const h = createHash('sha1').update(identKey(orgId, appId, kind, value)).digest();
   return h.readBigInt64BE(0).toString();
 }
 
@@ -44,7 +48,7 @@ export async function resolveProfile(c: pg.PoolClient, inp: ResolveInput): Promi
   const kinds = ids.map((p) => p[0]);
   const values = ids.map((p) => p[1]);
 
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  for (let attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
     const found = await c.query<{ profile_id: string }>(
       `SELECT DISTINCT profile_id FROM identifiers
        WHERE org_id = $1 AND app_id = $2 AND (kind, value) IN (SELECT * FROM unnest($3::text[], $4::text[]))`,

@@ -4,8 +4,8 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
-import { resolveProfile, profileOut } from './identity.js';
-import { bulkTrack, fallsBack, type CallOutcome } from './bulk.js';
+import { identKey, resolveProfile, profileOut } from './identity.js';
+import { bulkTrack, fallsBack, iso, QUARANTINED, replay, type CallOutcome } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
@@ -21,7 +21,6 @@ export interface ProcessContext {
 
 interface SourceState { archived: boolean; appArchived: boolean }
 
-const QUARANTINED = { status: 'quarantined' };
 const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
 const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
 
@@ -193,7 +192,7 @@ function lanesOf(calls: IngestCall[]): number[][] {
   calls.forEach((c, i) => {
     const ids = (c.body as { identifiers: Record<string, string> }).identifiers;
     for (const k in ids) {
-      const key = `${c.orgId}\u0000${c.appId}\u0000${k}\u0000${ids[k]}`;
+      const key = identKey(c.orgId, c.appId, k, ids[k]!);
       const o = owner.get(key);
       if (o === undefined) owner.set(key, i);
       else { const a = find(o), b = find(i); if (a !== b) parent[Math.max(a, b)] = Math.min(a, b); }
@@ -204,7 +203,6 @@ function lanesOf(calls: IngestCall[]): number[][] {
   return [...groups.values()];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Claims the messageId; returns the stored answer when it was claimed before. */
 async function claim(c: pg.PoolClient, call: IngestCall, messageId: string): Promise<{ prior?: any }> {
@@ -238,9 +236,8 @@ async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Pr
     if (prior) {
       // A replay answers the original; its event is emitted again so that a redelivery after a
       // crash still lands it (ClickHouse collapses the duplicate by id).
-      if (prior.status === 'quarantined' && !call.promoted) return { result: { status: 200, data: QUARANTINED } };
-      if (prior.event) return { result: { status: 200, data: prior.event }, event: prior.event };
-      if (prior.status !== 'quarantined') return { result: { status: 200, data: prior } };
+      // Only a promoted replay of a held call goes on to be written.
+      if (!(prior.status === 'quarantined' && call.promoted)) return replay(prior);
     }
     const verdict = checkTrack(snap, body, !!call.promoted);
     if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
@@ -248,7 +245,7 @@ async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Pr
       const refused = await holdCalls(c, [{ orgId: call.orgId, kind: 'event', name: body.event, call }]);
       if (refused.length) throw new Rollback({ result: QUARANTINED_RESULT, stale: true });
       await record(c, call, body.messageId, QUARANTINED);
-      return { result: { status: 200, data: QUARANTINED } };
+      return { result: QUARANTINED_RESULT };
     }
     const now = iso(call.receivedAt);
     const { profile } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });

@@ -359,7 +359,6 @@ const Enrollment = Type.Optional(
     { description: '`cooldown` bounds how soon the same profile may enter again.' },
   ),
 );
-const Tags = Type.Array(Type.String(), { maxItems: 20 });
 
 const journeyEntryProps = {
   key: Type.String({ maxLength: 64 }),
