@@ -21,6 +21,8 @@ export interface Config {
   jwtOrgClaim: string;
   jwtRoleClaim: string;
   sessionTtlSeconds: number;
+  segmentSweepMs: number;
+  segmentPreviewCap: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -46,6 +48,8 @@ export const OPTIONS: Opt[] = [
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
   { key: 'jwtRoleClaim', flag: '--jwt-role-claim', env: 'HEADWATER_JWT_ROLE_CLAIM', def: 'org_role', kind: 'string', help: 'claim holding the role (org:admin | org:member) in external session tokens' },
   { key: 'sessionTtlSeconds', flag: '--session-ttl', env: 'HEADWATER_SESSION_TTL', def: String(30 * 24 * 3600), kind: 'int', help: 'lifetime of built-in session tokens, seconds' },
+  { key: 'segmentSweepMs', flag: '--segment-sweep-ms', env: 'HEADWATER_SEGMENT_SWEEP_MS', def: '60000', kind: 'int', help: 'how often segment withinDays windows are moved to now (exits and entries of profiles whose events aged out), milliseconds' },
+  { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
   { key: 'logLevel', flag: '--log-level', env: 'HEADWATER_LOG_LEVEL', def: 'info', kind: 'string', help: 'debug | info | warn | error | silent' },
 ];
 

@@ -20,6 +20,8 @@ import { sourceRoutes } from './routes/sources.js';
 import { profileRoutes } from './routes/profiles.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { settingsRoutes } from './routes/settings.js';
+import { segmentRoutes } from './routes/segments.js';
+import { clearOutbox, startSweeper, type JobDeps } from '../pipeline/segments/mod.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { receiverRoutes } from '../ingest/receiver.js';
 import { SourceDirectory } from '../ingest/directory.js';
@@ -90,7 +92,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } }) : createInProcessStreams({ log });
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     const engine = startEngine({
-      ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
+      ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
     });
     closers.push(() => engine.close());
@@ -100,6 +102,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => activity.close());
     const limits = new Limits(pgStore.pool, log);
     closers.push(() => limits.close());
+
+    // Segment backfills, sweeps and previews run in this process; their system events go to the
+    // event stream like those of ingestion.
+    const jobs: JobDeps = {
+      pool: pgStore.pool, log,
+      publish: async (events) => { await streams.events.publish(events); await clearOutbox(pgStore.pool, events.map((e) => e.id)); },
+    };
+    const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
+    closers.push(() => sweeper.close());
 
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks,
@@ -119,6 +130,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     profileRoutes(bind, deps);
     catalogRoutes(bind, deps);
     settingsRoutes(bind, deps);
+    segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
     ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
 

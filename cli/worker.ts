@@ -19,7 +19,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
   const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } });
   const engine = startEngine({
-    ingest: streams.ingest, events: streams.events, connection: pgStore.connection,
+    ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
     threads: config.workers, ch: chStore?.client, log,
   });
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });

@@ -15,15 +15,25 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { identKey, lockKey, pairs, RESOLVE_ATTEMPTS } from './identity.js';
 import { tx } from './store/postgres.js';
+import { recompute, recordHistory, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IngestCall, TrackBody } from './types.js';
 
-export interface CallOutcome { result: CallResult; event?: EventRecord; observe?: boolean; stale?: boolean }
+export interface CallOutcome {
+  result: CallResult;
+  event?: EventRecord;
+  observe?: boolean;
+  stale?: boolean;
+  /** Segment transitions the call caused (system events, in the outbox). */
+  system?: EventRecord[];
+}
 
 export interface BulkOutput {
   /** Answers of the calls settled here (committed with the transaction). */
   outcomes: Map<number, CallOutcome>;
   /** Lanes (call indexes in arrival order) left to the per-call path: nothing of them was written. */
   perCall: number[][];
+  /** Segment transitions of the profiles written here (system events, in the outbox). */
+  system: EventRecord[];
 }
 
 /** The chunk cannot be applied in bulk (nothing was written): run its calls on the per-call path. */
@@ -54,11 +64,11 @@ interface Prof { id: string; userId: string | undefined }
  * Applies lanes of track calls (not promoted, not held, messageIds unique within the batch) in one
  * transaction. `rejected` holds the governance answer of the lanes' rejected calls.
  */
-export function bulkTrack(pool: pg.Pool, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
-  return tx(pool, (c) => apply(c, calls, lanes, rejected));
+export function bulkTrack(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
+  return tx(pool, (c) => apply(c, segments, calls, lanes, rejected));
 }
 
-async function apply(c: pg.PoolClient, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
+async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
   const outcomes = new Map<number, CallOutcome>();
   const body = (i: number) => calls[i]!.body as TrackBody;
 
@@ -94,7 +104,7 @@ async function apply(c: pg.PoolClient, calls: IngestCall[], lanes: number[][], r
 
   // 3. Identity for the calls claimed here: lock every identifier, read their owners, lock those.
   const live = lanes.map((lane) => lane.filter((i) => !outcomes.has(i))).filter((l) => l.length > 0);
-  if (live.length === 0) return { outcomes, perCall: [] };
+  if (live.length === 0) return { outcomes, perCall: [], system: [] };
   const idents = new Map<string, { o: string; a: string; k: string; v: string }>();
   for (const lane of live) {
     for (const i of lane) {
@@ -204,8 +214,12 @@ async function apply(c: pg.PoolClient, calls: IngestCall[], lanes: number[][], r
     // Every one was read absent under its advisory lock: a conflict means someone attached without it.
     if (r.rowCount !== newIdents.length) throw new BulkFallback('an identifier appeared under its lock');
   }
+  const system: EventRecord[] = [];
   if (landed.length) {
     const recs: string[] = [];
+    const written: EventRecord[] = [];
+    const created = new Set(newProfiles.map((p) => p.id));
+    const touches: Touch[] = [];
     for (const [i, profileId] of landed) {
       const call = calls[i]!;
       const b = body(i);
@@ -216,12 +230,16 @@ async function apply(c: pg.PoolClient, calls: IngestCall[], lanes: number[][], r
         timestamp: b.timestamp ? new Date(b.timestamp).toISOString() : now, receivedAt: now, messageId: b.messageId,
       };
       recs.push(JSON.stringify({ event }));
+      written.push(event);
+      touches.push({ profileId, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: created.has(profileId), events: [b.event] });
       outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
     }
     await c.query(
       `UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
        WHERE m.org_id = x.o AND m.app_id = x.a AND m.message_id = x.id`,
       [landed.map(([i]) => calls[i]!.orgId), landed.map(([i]) => calls[i]!.appId), landed.map(([i]) => body(i).messageId), recs]);
+    await recordHistory(c, written);
+    system.push(...await recompute(c, segments, touches));
   }
-  return { outcomes, perCall };
+  return { outcomes, perCall, system };
 }

@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 import type pg from 'pg';
 import { SnapshotCache } from './governance/mod.js';
 import { processBatch } from './process.js';
+import { clearOutbox, SegmentCache, startOutboxRelay } from './segments/mod.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../api/log.js';
 import type { PgConnection } from './store/postgres.js';
@@ -17,6 +18,8 @@ export interface EngineOptions {
   ingest: IngestStream;
   events: EventStream;
   connection: PgConnection;
+  /** This thread's pool: clears published system events from the outbox and relays orphans. */
+  pool: pg.Pool;
   threads: number;
   /** Postgres connections per worker thread (calls of a batch processed at once). */
   connectionsPerThread?: number;
@@ -40,10 +43,14 @@ export function startEngine(o: EngineOptions): Engine {
   const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
     const out = await run.run(calls);
     if (out.events.length) await o.events.publish(out.events);
+    // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
+    if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
     return out.results;
   }, { maxInFlight: o.inline ? 1 : o.threads });
+  const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log });
   return {
     async close() {
+      await relay.close();
       await consumer.close();
       await writer?.close();
       await run.close();
@@ -55,7 +62,8 @@ interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Pro
 
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
-  return { run: (calls) => processBatch({ pool, snapshots, concurrency: 1 }, calls), close: async () => {} };
+  const segments = new SegmentCache();
+  return { run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1 }, calls), close: async () => {} };
 }
 
 function piscinaRunner(o: EngineOptions): Runner {

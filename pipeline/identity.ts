@@ -125,6 +125,10 @@ async function merge(c: pg.PoolClient, survivor: ProfileRow, others: ProfileRow[
   const otherIds = others.map((o) => o.id);
   await c.query('UPDATE identifiers SET profile_id = $1 WHERE profile_id = ANY($2)', [survivor.id, otherIds]);
   await c.query(`UPDATE profiles SET merged_into = $1, updated_at = $3 WHERE id = ANY($2) OR merged_into = ANY($2)`, [survivor.id, otherIds, now]);
+  // Segment event history follows the survivor; merged-away profiles are never members (no exit
+  // events: the survivor's recompute emits the transitions of the merged profile).
+  await c.query('UPDATE event_history SET profile_id = $1 WHERE profile_id = ANY($2)', [survivor.id, otherIds]);
+  await c.query('DELETE FROM segment_members WHERE profile_id = ANY($1)', [otherIds]);
   const r = await c.query<ProfileRow>(
     `UPDATE profiles SET traits = $2::jsonb, consent = $3::jsonb, updated_at = $4 WHERE id = $1 RETURNING *`,
     [survivor.id, JSON.stringify(traits), JSON.stringify(consent), now]);

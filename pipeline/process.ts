@@ -7,6 +7,7 @@ import { tx } from './store/postgres.js';
 import { identKey, resolveProfile, profileOut } from './identity.js';
 import { bulkTrack, fallsBack, iso, QUARANTINED, replay, type CallOutcome } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
+import { recompute, recordHistory, type SegmentCache } from './segments/mod.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
   type CatalogSnapshot, type SnapshotCache,
@@ -15,6 +16,7 @@ import {
 export interface ProcessContext {
   pool: pg.Pool;
   snapshots: SnapshotCache;
+  segments: SegmentCache;
   /** Calls processed at once (each in its own transaction); bounded by the pool size. */
   concurrency: number;
 }
@@ -40,6 +42,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
 
   const results: CallResult[] = new Array(calls.length);
   const events: EventRecord[] = [];
+  const outbox: string[] = [];
   const observed: boolean[] = new Array(calls.length).fill(false);
 
   const sourceError = (call: IngestCall): CallResult | undefined => {
@@ -57,7 +60,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
       const snap = snaps.get(call.orgId)!;
       let out: CallOutcome;
       try {
-        out = call.kind === 'track' ? await track(ctx.pool, snap, call) : await identify(ctx.pool, snap, call);
+        out = call.kind === 'track' ? await track(ctx, snap, call) : await identify(ctx, snap, call);
       } catch (e) {
         // A value Postgres cannot store (e.g. a NUL character) is this call's fault alone: answer it
         // and keep the batch going. Anything else (a store outage) fails the batch for redelivery.
@@ -74,6 +77,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   const settle = (i: number, out: CallOutcome) => {
     results[i] = out.result;
     if (out.event) events.push(out.event);
+    if (out.system) for (const e of out.system) { events.push(e); outbox.push(e.id); }
     if (out.observe) observed[i] = true;
   };
 
@@ -98,7 +102,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
     for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
       let out;
       try {
-        out = await bulkTrack(ctx.pool, calls, chunk, rejected);
+        out = await bulkTrack(ctx.pool, ctx.segments, calls, chunk, rejected);
       } catch (e) {
         // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
         if (!fallsBack(e)) throw e;
@@ -106,6 +110,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
         continue;
       }
       for (const [i, o] of out.outcomes) settle(i, o);
+      for (const e of out.system) { events.push(e); outbox.push(e.id); }
       fallback.push(...out.perCall);
     }
   };
@@ -123,7 +128,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   for (const [orgId, list] of observations) {
     await observe(ctx.pool, orgId, snaps.get(orgId)!, collectObservations(list));
   }
-  return { results, events };
+  return { results, events, outbox };
 }
 
 /** Calls per bulk transaction (lanes are never split). */
@@ -229,9 +234,9 @@ async function inTx(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<CallOutcome
   }
 }
 
-async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
+async function track(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
   const body = call.body as TrackBody;
-  return inTx(pool, async (c) => {
+  return inTx(ctx.pool, async (c) => {
     const { prior } = await claim(c, call, body.messageId);
     if (prior) {
       // A replay answers the original; its event is emitted again so that a redelivery after a
@@ -248,14 +253,19 @@ async function track(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Pr
       return { result: QUARANTINED_RESULT };
     }
     const now = iso(call.receivedAt);
-    const { profile } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
+    const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
     const event: EventRecord = {
       id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: profile.id,
       environment: call.environment, event: body.event, properties: body.properties ?? {},
       timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
     };
     await record(c, call, body.messageId, { event });
-    return { result: { status: 201, data: event }, event, observe: true };
+    await recordHistory(c, [event]);
+    const system = await recompute(c, ctx.segments, [{
+      profileId: profile.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
+      all: created || merged.length > 0, events: [body.event], traits: profile.traits,
+    }]);
+    return { result: { status: 201, data: event }, event, observe: true, system };
   });
 }
 
@@ -270,9 +280,9 @@ function splitConsent(traits: Record<string, unknown> | undefined) {
   return { traits, consent: undefined };
 }
 
-async function identify(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
+async function identify(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCall): Promise<CallOutcome> {
   const body = call.body as IdentifyBody;
-  return inTx(pool, async (c) => {
+  return inTx(ctx.pool, async (c) => {
     if (body.messageId) {
       const { prior } = await claim(c, call, body.messageId);
       if (prior?.profileId && !call.promoted) {
@@ -285,7 +295,7 @@ async function identify(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall):
     const verdict = checkIdentify(snap, traits, !!call.promoted);
     if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
     const now = iso(call.receivedAt);
-    const { profile } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
+    const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
     let row = profile;
     if (Object.keys(verdict.apply).length || consent) {
       const r = await c.query(
@@ -303,6 +313,10 @@ async function identify(pool: pg.Pool, snap: CatalogSnapshot, call: IngestCall):
       if (refused.length) throw new Rollback({ result: QUARANTINED_RESULT, stale: true });
     }
     if (body.messageId) await record(c, call, body.messageId, { profileId: row.id });
-    return { result: { status: 200, data: await profileOut(c, row) }, observe: true };
+    const system = await recompute(c, ctx.segments, [{
+      profileId: row.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
+      all: created || merged.length > 0, traitsChanged: Object.keys(verdict.apply).length > 0, traits: row.traits,
+    }]);
+    return { result: { status: 200, data: await profileOut(c, row) }, observe: true, system };
   });
 }

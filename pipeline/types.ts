@@ -56,4 +56,6 @@ export interface BatchOutcome {
   results: CallResult[];
   /** Events to land in ClickHouse (new ones and re-emitted originals of replays; ids make it idempotent). */
   events: EventRecord[];
+  /** Ids of the system events among them, stored in the outbox: cleared once they are published. */
+  outbox: string[];
 }

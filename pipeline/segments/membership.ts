@@ -1,0 +1,105 @@
+// Membership decisions and transitions, shared by ingestion (recompute.ts), backfills and sweeps
+// (jobs.ts). Callers hold the profiles' rows locked (FOR UPDATE) in the transaction `c`, so the
+// membership rows of a profile change under one writer at a time: every transition written here is
+// real and emits exactly one system event.
+import type pg from 'pg';
+import type { Queryable } from '../governance/types.js';
+import { newId } from '../ids.js';
+import type { EventRecord, Environment } from '../types.js';
+import { countEvents, recordHistory, type CountSpec } from './history.js';
+import { applies, finish, traitPhase } from './predicates.js';
+import type { Compiled, ProfileFacts } from './types.js';
+
+export const ENTERED = 'system.segment_entered';
+export const EXITED = 'system.segment_exited';
+
+/** One profile and the segments to decide for it. */
+export interface Job { facts: ProfileFacts; segs: Compiled[] }
+
+/** Whether each job's profile belongs in each of its segments, now. Event counts: one statement. */
+export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<boolean[][]> {
+  const out: boolean[][] = [];
+  const specs: CountSpec[] = [];
+  const specAt = new Map<string, number>();
+  const pending: Array<{ j: number; s: number; at: number[] }> = [];
+  jobs.forEach((job, j) => {
+    const row: boolean[] = [];
+    job.segs.forEach((seg, s) => {
+      if (!applies(seg, job.facts.appId, job.facts.environment)) { row.push(false); return; }
+      const early = traitPhase(seg, job.facts.traits);
+      if (early !== undefined) { row.push(early); return; }
+      row.push(false);
+      // One count per (profile, name, window), read up to the largest atLeast asked of it.
+      const at = seg.events.map((p) => {
+        const key = `${job.facts.id}\u0000${p.name}\u0000${p.withinDays ?? ''}`;
+        let k = specAt.get(key);
+        if (k === undefined) { k = specs.length; specAt.set(key, k); specs.push({ profileId: job.facts.id, name: p.name, withinDays: p.withinDays, limit: p.atLeast }); }
+        else if (specs[k]!.limit < p.atLeast) specs[k]!.limit = p.atLeast;
+        return k;
+      });
+      pending.push({ j, s, at });
+    });
+    out.push(row);
+  });
+  if (pending.length) {
+    const counts = await countEvents(c, specs, nowMs);
+    for (const p of pending) out[p.j]![p.s] = finish(jobs[p.j]!.segs[p.s]!, p.at.map((k) => counts[k]!));
+  }
+  return out;
+}
+
+/**
+ * Writes the difference between the stored memberships and `desired`, with one system event per
+ * transition: stored in the profile's history and in the outbox in this transaction; the caller
+ * publishes the returned events after commit and then clears them from the outbox.
+ */
+export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], nowMs: number): Promise<EventRecord[]> {
+  const ids = [...new Set(jobs.map((j) => j.facts.id))];
+  if (ids.length === 0) return [];
+  const segIds = [...new Set(jobs.flatMap((j) => j.segs.map((s) => s.seg.id)))];
+  const cur = await c.query<{ segment_id: string; profile_id: string }>(
+    'SELECT segment_id, profile_id FROM segment_members WHERE profile_id = ANY($1) AND segment_id = ANY($2)', [ids, segIds]);
+  const member = new Set(cur.rows.map((r) => `${r.segment_id}\u0000${r.profile_id}`));
+  const enter: Array<[Job, Compiled]> = [];
+  const exit: Array<[Job, Compiled]> = [];
+  const seen = new Set<string>();
+  jobs.forEach((job, j) => job.segs.forEach((seg, s) => {
+    const key = `${seg.seg.id}\u0000${job.facts.id}`;
+    if (seen.has(key)) return; // a profile listed twice is decided once
+    seen.add(key);
+    const want = desired[j]![s]!;
+    if (want && !member.has(key)) enter.push([job, seg]);
+    else if (!want && member.has(key)) exit.push([job, seg]);
+  }));
+  if (enter.length === 0 && exit.length === 0) return [];
+  const now = new Date(nowMs).toISOString();
+  const events: EventRecord[] = [];
+  const emit = (job: Job, seg: Compiled, name: string) => events.push({
+    id: newId('evt'), orgId: job.facts.orgId, appId: job.facts.appId, sourceId: job.facts.sourceId, profileId: job.facts.id,
+    environment: job.facts.environment as Environment, event: name,
+    properties: { segmentId: seg.seg.id, segmentName: seg.seg.name }, timestamp: now, receivedAt: now, messageId: null,
+  });
+  if (enter.length) {
+    const r = await c.query<{ segment_id: string; profile_id: string }>(
+      `INSERT INTO segment_members (segment_id, org_id, profile_id, entered_at)
+       SELECT s, o, p, $4::timestamptz FROM unnest($1::text[], $2::text[], $3::text[]) AS t(s, o, p)
+       ON CONFLICT DO NOTHING RETURNING segment_id, profile_id`,
+      [enter.map(([, s]) => s.seg.id), enter.map(([j]) => j.facts.orgId), enter.map(([j]) => j.facts.id), now]);
+    const done = new Set(r.rows.map((x) => `${x.segment_id}\u0000${x.profile_id}`));
+    for (const [job, seg] of enter) if (done.has(`${seg.seg.id}\u0000${job.facts.id}`)) emit(job, seg, ENTERED);
+  }
+  if (exit.length) {
+    const r = await c.query<{ segment_id: string; profile_id: string }>(
+      `DELETE FROM segment_members m USING unnest($1::text[], $2::text[]) AS t(s, p)
+       WHERE m.segment_id = t.s AND m.profile_id = t.p RETURNING m.segment_id, m.profile_id`,
+      [exit.map(([, s]) => s.seg.id), exit.map(([j]) => j.facts.id)]);
+    const done = new Set(r.rows.map((x) => `${x.segment_id}\u0000${x.profile_id}`));
+    for (const [job, seg] of exit) if (done.has(`${seg.seg.id}\u0000${job.facts.id}`)) emit(job, seg, EXITED);
+  }
+  if (events.length) {
+    await recordHistory(c, events);
+    await c.query('INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])',
+      [events.map((e) => e.id), events.map((e) => JSON.stringify(e))]);
+  }
+  return events;
+}

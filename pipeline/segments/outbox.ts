@@ -1,0 +1,37 @@
+// The system-event outbox: transitions store their events here in the transaction that caused
+// them; whoever committed publishes them and clears the rows. A crash between commit and publish
+// leaves rows behind, which the relay publishes (ClickHouse collapses a duplicate by event id).
+import type pg from 'pg';
+import type { Logger } from '../../api/log.js';
+import { tx } from '../store/postgres.js';
+import type { EventRecord } from '../types.js';
+
+export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
+  if (ids.length) await pool.query('DELETE FROM event_outbox WHERE id = ANY($1)', [ids]);
+}
+
+export interface OutboxRelay { close(): Promise<void> }
+
+/** Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass, every `intervalMs`. */
+export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; intervalMs?: number; ageMs?: number }): OutboxRelay {
+  let running: Promise<unknown> | undefined;
+  let closed = false;
+  const pass = () => tx(o.pool, async (c) => {
+    const r = await c.query<{ id: string; payload: EventRecord }>(
+      `SELECT id, payload FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)
+       ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`, [(o.ageMs ?? 30_000) / 1000]);
+    if (r.rows.length === 0) return 0;
+    await o.publish(r.rows.map((x) => x.payload));
+    await c.query('DELETE FROM event_outbox WHERE id = ANY($1)', [r.rows.map((x) => x.id)]);
+    return r.rows.length;
+  });
+  const timer = setInterval(() => {
+    if (running || closed) return;
+    running = pass()
+      .then((n) => { if (n) o.log.info('outbox relay published orphaned system events', { count: n }); })
+      .catch((err) => o.log.warn('outbox relay failed', { err: String(err) }))
+      .finally(() => { running = undefined; });
+  }, o.intervalMs ?? 5_000);
+  timer.unref();
+  return { async close() { closed = true; clearInterval(timer); await running; } };
+}
