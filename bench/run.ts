@@ -16,7 +16,8 @@
 // --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --soak-warmup S, --users N,
 // --loadgen wrk|autocannon, --private-nats (NATS mode against a nats-server started for the run instead of
 // NATS_URL: headwater's stream names are fixed, so other headwater processes on a shared NATS server pull
-// the bench's calls).
+// the bench's calls), --segments (adds, per headwater mode, track load in an org with 50 segments, and
+// in Postgres mode the time to create a segment over 100,000 existing profiles).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus, loadavg } from 'node:os';
@@ -28,12 +29,13 @@ import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
+import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
 import { cpuOfNamed, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 
 // ---------------------------------------------------------------- options
 
 interface Options {
-  quick: boolean; soak: boolean; privateNats: boolean; only?: Set<string>;
+  quick: boolean; soak: boolean; privateNats: boolean; segments: boolean; only?: Set<string>;
   connections: number; threads: number; durationS: number; warmupS: number; soakS: number; soakWarmupS: number;
   loadgen: 'wrk' | 'autocannon'; users: number;
 }
@@ -47,7 +49,7 @@ function parseArgs(argv: string[]): Options {
   const lg = val('--loadgen');
   if (lg !== undefined && lg !== 'wrk' && lg !== 'autocannon') throw new Error('--loadgen is wrk or autocannon');
   return {
-    quick, soak: has('--soak'), privateNats: has('--private-nats'),
+    quick, soak: has('--soak'), privateNats: has('--private-nats'), segments: has('--segments'),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     connections: num('--connections', 64),
     threads: num('--threads', 2),
@@ -205,7 +207,7 @@ async function sharedStreamPullers(url: string): Promise<string | undefined> {
 
 // ---------------------------------------------------------------- headwater
 
-interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string }
+interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string; appId: string }
 
 async function headwaterFixture(url: string, operatorToken: string): Promise<Fixture> {
   const org = await http(url, 'POST', '/v1/orgs', operatorToken, { data: { name: `bench-${hex(4)}` } });
@@ -218,7 +220,7 @@ async function headwaterFixture(url: string, operatorToken: string): Promise<Fix
   if (app.status !== 201) throw new Error(`app create: ${app.status} ${app.text.slice(0, 300)}`);
   const srcs = await http(url, 'GET', `/v1/apps/${app.body.data.id}/sources`, sessions.admin);
   if (srcs.status !== 200 || !srcs.body?.data?.[0]?.id) throw new Error(`app sources: ${srcs.status} ${srcs.text.slice(0, 300)}`);
-  return { apiKey, admin: sessions.admin, sourceId: srcs.body.data[0].id, orgId: o.id };
+  return { apiKey, admin: sessions.admin, sourceId: srcs.body.data[0].id, orgId: o.id, appId: app.body.data.id };
 }
 
 /**
@@ -251,7 +253,7 @@ async function drain(url: string, f: Fixture, loadEndedAt: number, boundMs = 120
 
 interface ScenarioResult {
   server: string;          // raw-uws | fastify-pg | headwater-embedded | headwater-nats
-  scenario: CallKind | 'soak';
+  scenario: CallKind | 'soak' | 'segments';
   load: LoadResult;
   rps: number;             // answers/s
   acceptedPerS: number;    // 2xx answers/s
@@ -275,7 +277,7 @@ interface ScenarioResult {
 }
 
 async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId' | 'users'>, s: LoadSettings, tmp: string,
-  opts: { warmupS: number; scenario: CallKind | 'soak'; fixture?: Fixture; sampleEveryS?: number }): Promise<ScenarioResult> {
+  opts: { warmupS: number; scenario: CallKind | 'soak' | 'segments'; fixture?: Fixture; sampleEveryS?: number }): Promise<ScenarioResult> {
   const base = { ...target, users: o.users };
   if (opts.warmupS > 0) {
     process.stdout.write(`  ${srv.name}/${opts.scenario}: warm-up ${opts.warmupS} s\n`);
@@ -377,6 +379,7 @@ async function main() {
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
   let benchDb: { name: string; adminUrl: string } | undefined;
+  let createBench: CreateBench | undefined;
   let privateNats: { url: string; child: ChildProcess } | undefined;
 
   const gs = gitState();
@@ -469,7 +472,7 @@ async function main() {
       }
       // One server process per mode; replaced by a fresh one (new data directory) only when a
       // scenario left it stalled, so that the next scenario is still measured.
-      interface Running { srv: Server; fx: Fixture; dataDir: string }
+      interface Running { srv: Server; fx: Fixture; dataDir: string; operatorToken: string }
       const launch = async (): Promise<Running | undefined> => {
         const dataDir = mkdtempSync(join(tmp, `${mode.key}-`));
         const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
@@ -481,7 +484,7 @@ async function main() {
             { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
           process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
           const fx = await headwaterFixture(srv.url, operatorToken);
-          return { srv, fx, dataDir };
+          return { srv, fx, dataDir, operatorToken };
         } catch (err) {
           skipped.push({ what: mode.name, reason: `did not start: ${(err as Error).message.split('\n')[0]}` });
           process.stdout.write(`${mode.name}: did not start: ${(err as Error).message}\n`);
@@ -495,7 +498,7 @@ async function main() {
 
       let run = await launch();
       try {
-        const plan: Array<CallKind | 'soak'> = ['track', 'identify', ...(o.soak ? ['soak' as const] : [])];
+        const plan: Array<CallKind | 'soak' | 'segments'> = ['track', 'identify', ...(o.segments ? ['segments' as const] : []), ...(o.soak ? ['soak' as const] : [])];
         for (const scenario of plan) {
           if (!run) run = await launch();
           if (!run) break;
@@ -506,6 +509,13 @@ async function main() {
               process.stdout.write(`${mode.name}: soak, ${o.soakWarmupS} s warm-up then ${o.soakS} s of track load, RSS every 10 s\n`);
               r = await measure(o, run.srv, { ...target, kind: 'track' }, { ...settings, durationS: o.soakS }, tmp,
                 { warmupS: o.soakWarmupS, scenario: 'soak', fixture: run.fx, sampleEveryS: 10 });
+            } else if (scenario === 'segments') {
+              // The same track load in a fresh org that has 50 segments (compared with 'track').
+              const fx = await headwaterFixture(run.srv.url, run.operatorToken);
+              const t0 = Date.now();
+              await defineSegments(http, run.srv.url, fx.admin);
+              process.stdout.write(`${mode.name}: 50 segments defined in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+              r = await measure(o, run.srv, { url: run.srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId, kind: 'track' }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: fx });
             } else {
               r = await measure(o, run.srv, { ...target, kind: scenario }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: run.fx });
             }
@@ -532,6 +542,19 @@ async function main() {
             await retire(run); run = undefined;
           }
         }
+        if (o.segments && mode.key === 'nats' && env.DATABASE_URL) {
+          if (!run) run = await launch();
+          if (run) {
+            try {
+              const fx = await headwaterFixture(run.srv.url, run.operatorToken);
+              process.stdout.write(`${mode.name}: writing 100,000 profiles, then creating a segment over them\n`);
+              createBench = await segmentCreateBench(http, run.srv.url, env.DATABASE_URL, fx);
+              process.stdout.write(`  segment create over ${createBench.profiles} profiles: ${createBench.seconds.toFixed(2)} s, ${createBench.members} members${createBench.note ? ` (${createBench.note})` : ''}\n`);
+            } catch (err) {
+              skipped.push({ what: `${mode.name}/segment-create`, reason: `failed: ${(err as Error).message}` });
+            }
+          }
+        }
       } finally {
         if (run) await retire(run);
       }
@@ -551,7 +574,7 @@ async function main() {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  report(o, settings, started, results, skipped, soaks);
+  report(o, settings, started, results, skipped, soaks, createBench);
 }
 
 // ---------------------------------------------------------------- report
@@ -571,7 +594,8 @@ function gitState(): { commit?: string; dirty?: string[] } {
 }
 
 function report(o: Options, s: LoadSettings, started: Date, results: ScenarioResult[], skipped: Skip[],
-  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string }>) {
+  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string }>,
+  createBench?: CreateBench) {
   const find = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
   const raw = find('raw-uws', 'track');
   const fast = find('fastify-pg', 'track');
@@ -619,6 +643,15 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     targets.push({ name: `${k}: memory flat over the soak`, measured: sk ? `${sk.firstMB.toFixed(0)} -> ${sk.lastMB.toFixed(0)} MB (${sk.changePct >= 0 ? '+' : ''}${sk.changePct.toFixed(1)} %)` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: 'within 10 %', pass: sk ? Math.abs(sk.changePct) <= 10 : null });
     targets.push({ name: `${k}: no growth in open handles (fds) over the soak`, measured: sk ? `${sk.fdsWarm ?? '-'} -> ${sk.fdsEnd ?? '-'}${sk.fdDetail ? ` (${sk.fdDetail})` : ''}` : (o.soak ? 'not measured' : 'not measured (run with --soak)'), wanted: '<= +2', pass: sk && sk.fdsWarm !== undefined && sk.fdsEnd !== undefined ? sk.fdsEnd - sk.fdsWarm <= 2 : null });
   }
+  if (o.segments) {
+    ge('embedded: track with 50 segments vs without', find('headwater-embedded', 'segments'), emb, 0.8, 'no segments');
+    ge('nats+pg: track with 50 segments vs without', find('headwater-nats', 'segments'), nats, 0.8, 'no segments');
+    targets.push({
+      name: 'nats+pg: create a segment over 100,000 profiles',
+      measured: createBench ? `${createBench.seconds.toFixed(2)} s (${createBench.members} members)${createBench.note ? `; ${createBench.note}` : ''}` : 'not measured',
+      wanted: '< 10 s', pass: createBench ? !createBench.note && createBench.seconds < 10 : null,
+    });
+  }
   const embId = find('headwater-embedded', 'identify');
   const info = [
     embId && raw ? `embedded identify-heavy: ${ratio(embId, raw)!.toFixed(3)}x raw (informational)` : undefined,
@@ -652,7 +685,7 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     mode: o.quick ? 'quick' : 'full', soak: o.soak,
     settings: { ...s, warmupS: o.warmupS, loadgen: o.loadgen, users: o.users, soakS: o.soak ? o.soakS : undefined },
     results, ratios: Object.fromEntries(results.map((r) => [`${r.server}/${r.scenario}`, { vsRaw: ratio(r, raw), vsFastify: ratio(r, fast) }])),
-    targets, skipped, soaks, stops: stopNotes, natsWarnings, privateNats: o.privateNats,
+    targets, skipped, soaks, createBench, stops: stopNotes, natsWarnings, privateNats: o.privateNats,
   };
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
   process.stdout.write(`\nresults written to bench/results/latest.json\n`);

@@ -15,7 +15,7 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { identKey, lockKey, pairs, RESOLVE_ATTEMPTS } from './identity.js';
 import { tx } from './store/postgres.js';
-import { recompute, recordHistory, type SegmentCache, type Touch } from './segments/mod.js';
+import { recompute, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IngestCall, TrackBody } from './types.js';
 
 export interface CallOutcome {
@@ -234,11 +234,13 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
       touches.push({ profileId, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: created.has(profileId), events: [b.event] });
       outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
     }
+    // The answers and the segment history rows, one statement.
     await c.query(
-      `UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
+      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($5::text[], $6::text[], $7::timestamptz[]))
+       UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
        WHERE m.org_id = x.o AND m.app_id = x.a AND m.message_id = x.id`,
-      [landed.map(([i]) => calls[i]!.orgId), landed.map(([i]) => calls[i]!.appId), landed.map(([i]) => body(i).messageId), recs]);
-    await recordHistory(c, written);
+      [landed.map(([i]) => calls[i]!.orgId), landed.map(([i]) => calls[i]!.appId), landed.map(([i]) => body(i).messageId), recs,
+        written.map((e) => e.profileId), written.map((e) => e.event), written.map((e) => e.timestamp)]);
     system.push(...await recompute(c, segments, touches));
   }
   return { outcomes, perCall, system };

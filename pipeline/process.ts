@@ -7,7 +7,7 @@ import { tx } from './store/postgres.js';
 import { identKey, resolveProfile, profileOut } from './identity.js';
 import { bulkTrack, fallsBack, iso, QUARANTINED, replay, type CallOutcome } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
-import { recompute, recordHistory, type SegmentCache } from './segments/mod.js';
+import { recompute, type SegmentCache } from './segments/mod.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
   type CatalogSnapshot, type SnapshotCache,
@@ -259,11 +259,14 @@ async function track(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCal
       environment: call.environment, event: body.event, properties: body.properties ?? {},
       timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
     };
-    await record(c, call, body.messageId, { event });
-    await recordHistory(c, [event]);
+    // The answer and the segment history row, one statement.
+    await c.query(
+      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) VALUES ($5, $6, $7))
+       UPDATE messages SET result = $4::jsonb WHERE org_id = $1 AND app_id = $2 AND message_id = $3`,
+      [call.orgId, call.appId, body.messageId, JSON.stringify({ event }), event.profileId, event.event, event.timestamp]);
     const system = await recompute(c, ctx.segments, [{
       profileId: profile.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
-      all: created || merged.length > 0, events: [body.event], traits: profile.traits,
+      all: created || merged.length > 0, events: [body.event],
     }]);
     return { result: { status: 201, data: event }, event, observe: true, system };
   });
@@ -315,7 +318,7 @@ async function identify(ctx: ProcessContext, snap: CatalogSnapshot, call: Ingest
     if (body.messageId) await record(c, call, body.messageId, { profileId: row.id });
     const system = await recompute(c, ctx.segments, [{
       profileId: row.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
-      all: created || merged.length > 0, traitsChanged: Object.keys(verdict.apply).length > 0, traits: row.traits,
+      all: created || merged.length > 0, traitsChanged: Object.keys(verdict.apply).length > 0,
     }]);
     return { result: { status: 200, data: await profileOut(c, row) }, observe: true, system };
   });

@@ -136,12 +136,18 @@ export const SourceSchema = Type.Object(
 // ---------------------------------------------------------------- segments
 
 export const PREDICATE_SEMANTICS =
-  'Predicate semantics: `eq`/`neq` compare by exact JSON equality; `gt`/`gte`/`lt`/`lte` compare numbers with numbers ' +
-  'and ISO 8601 date-time strings as date-times, and are false for any other pairing; `contains` is substring for strings ' +
-  'and membership for arrays; `exists`/`notExists` test presence of the trait (a null value counts as present). ' +
-  'An event predicate `performed` matches when the profile has at least `atLeast` events of that name ' +
-  '(within the last `withinDays` days, counted by event `timestamp`, when given); `notPerformed` is its negation. ' +
-  '`withinDays` windows move with time: a periodic sweep (default every minute) exits profiles whose qualifying events aged out.';
+  'Predicate semantics: `eq` compares by exact JSON equality (types must match, objects by keys, arrays in order); ' +
+  '`neq` is its negation, so a profile without the trait matches `neq`. `gt`/`gte`/`lt`/`lte` compare a number with a number, ' +
+  'or an ISO 8601 date (`2024-03-01`, midnight UTC) or RFC 3339 date-time with offset with another one, as instants; any other ' +
+  'pairing is false (and the predicate `value` itself must be a number or such a date: 422 otherwise). `eq`, `neq`, ordering ops ' +
+  'and `contains` need a `value`. `contains` is substring for a string trait and string value, membership (exact JSON equality) ' +
+  'for an array trait, false otherwise. `exists`/`notExists` test presence of the top-level trait (a null value counts as present). ' +
+  'An event predicate `performed` matches when the profile has at least `atLeast` events of that name, within the last ' +
+  '`withinDays` x 24 h counted by event `timestamp` when given (all history otherwise, including events stored before the ' +
+  'segment existed); `notPerformed` is its negation (fewer than `atLeast`). System events (`system.segment_entered` / ' +
+  '`system.segment_exited`) are events of the profile and may be named. `withinDays` windows move with time: a periodic sweep ' +
+  '(default every minute) exits profiles whose qualifying events aged out and enters `notPerformed` profiles. A segment applies ' +
+  'only to profiles of its `environments` and, when `appId` is set, of those apps.';
 
 export const TRAIT_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'exists', 'notExists', 'contains'] as const;
 export const TraitPredicateSchema = Type.Object(

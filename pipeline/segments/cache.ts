@@ -3,7 +3,7 @@
 // or delete takes that lock exclusively with its version bump, so a write either commits before it
 // (and the new segment's backfill then sees the write) or reads the new version (and decides with it).
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import type { Queryable } from '../governance/types.js';
 import { compile } from './predicates.js';
 import type { Compiled, SegmentDef } from './types.js';
 
@@ -42,28 +42,18 @@ function index(version: number, segs: SegmentDef[]): OrgSegments {
 export class SegmentCache {
   private readonly byOrg = new Map<string, OrgSegments>();
 
-  /** Takes the orgs' shared segment locks in `c` (held to commit) and returns their definitions. */
-  async lockAndGet(c: pg.PoolClient, orgIds: string[]): Promise<Map<string, OrgSegments>> {
-    const out = new Map<string, OrgSegments>();
-    if (orgIds.length === 0) return out;
-    await c.query('SELECT pg_advisory_xact_lock_shared(k) FROM unnest($1::bigint[]) AS k ORDER BY k', [orgIds.map(segmentLockKey)]);
-    // A new statement after the lock: it sees every version bump committed before the lock was granted.
-    const r = await c.query<{ id: string; segments_version: string }>('SELECT id, segments_version FROM orgs WHERE id = ANY($1)', [orgIds]);
-    const stale: Array<[string, number]> = [];
-    for (const row of r.rows) {
-      const v = Number(row.segments_version);
-      const cached = this.byOrg.get(row.id);
-      if (cached && cached.version === v) out.set(row.id, cached);
-      else stale.push([row.id, v]);
-    }
-    if (stale.length) {
-      const segs = await c.query('SELECT * FROM segments WHERE org_id = ANY($1) ORDER BY id', [stale.map((s) => s[0])]);
-      for (const [id, v] of stale) {
-        const o = index(v, segs.rows.filter((x) => x.org_id === id).map(segmentOf));
-        this.byOrg.set(id, o);
-        out.set(id, o);
-      }
-    }
-    return out;
+  /** The definitions cached for an org, whatever their version. */
+  peek(orgId: string): OrgSegments | undefined {
+    return this.byOrg.get(orgId);
+  }
+
+  /** Loads the definitions of orgs at the versions just read (under their shared segment lock). */
+  async reload(c: Queryable, versions: Array<[string, number]>): Promise<void> {
+    if (versions.length === 0) return;
+    const segs = await c.query('SELECT * FROM segments WHERE org_id = ANY($1) ORDER BY id', [versions.map((v) => v[0])]);
+    for (const [id, v] of versions) this.byOrg.set(id, index(v, segs.rows.filter((x) => x.org_id === id).map(segmentOf)));
   }
 }
+
+/** Arguments of headwater_segment_versions(org_ids, lock_keys) (migration 5). */
+export const versionArgs = (orgIds: string[]) => [orgIds, orgIds.map(segmentLockKey)];

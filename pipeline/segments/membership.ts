@@ -6,46 +6,58 @@ import type pg from 'pg';
 import type { Queryable } from '../governance/types.js';
 import { newId } from '../ids.js';
 import type { EventRecord, Environment } from '../types.js';
-import { countEvents, recordHistory, type CountSpec } from './history.js';
+import { countEvents, type CountSpec } from './history.js';
 import { applies, finish, traitPhase } from './predicates.js';
 import type { Compiled, ProfileFacts } from './types.js';
 
 export const ENTERED = 'system.segment_entered';
 export const EXITED = 'system.segment_exited';
 
+/** Key of one membership in the sets `transition` reads and is given. */
+export const memberKey = (segmentId: string, profileId: string) => `${segmentId}\u0000${profileId}`;
+
 /** One profile and the segments to decide for it. */
 export interface Job { facts: ProfileFacts; segs: Compiled[] }
 
-/** Whether each job's profile belongs in each of its segments, now. Event counts: one statement. */
-export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<boolean[][]> {
-  const out: boolean[][] = [];
+/** Which count each event predicate of each (job, segment) reads: `at[j][s]` (undefined: none). */
+export interface CountPlan { specs: CountSpec[]; at: Array<Array<number[] | undefined>> }
+
+/** Plans one count per (profile, name, window), read up to the largest atLeast asked of it. */
+export function planCounts(jobs: Job[], wanted: (j: number, s: number) => boolean): CountPlan {
   const specs: CountSpec[] = [];
   const specAt = new Map<string, number>();
-  const pending: Array<{ j: number; s: number; at: number[] }> = [];
-  jobs.forEach((job, j) => {
-    const row: boolean[] = [];
-    job.segs.forEach((seg, s) => {
-      if (!applies(seg, job.facts.appId, job.facts.environment)) { row.push(false); return; }
-      const early = traitPhase(seg, job.facts.traits);
-      if (early !== undefined) { row.push(early); return; }
-      row.push(false);
-      // One count per (profile, name, window), read up to the largest atLeast asked of it.
-      const at = seg.events.map((p) => {
-        const key = `${job.facts.id}\u0000${p.name}\u0000${p.withinDays ?? ''}`;
-        let k = specAt.get(key);
-        if (k === undefined) { k = specs.length; specAt.set(key, k); specs.push({ profileId: job.facts.id, name: p.name, withinDays: p.withinDays, limit: p.atLeast }); }
-        else if (specs[k]!.limit < p.atLeast) specs[k]!.limit = p.atLeast;
-        return k;
-      });
-      pending.push({ j, s, at });
+  const at = jobs.map((job, j) => job.segs.map((seg, s) => {
+    if (seg.events.length === 0 || !wanted(j, s)) return undefined;
+    return seg.events.map((p) => {
+      const key = `${job.facts.id}\u0000${p.name}\u0000${p.withinDays ?? ''}`;
+      let k = specAt.get(key);
+      if (k === undefined) { k = specs.length; specAt.set(key, k); specs.push({ profileId: job.facts.id, name: p.name, withinDays: p.withinDays, limit: p.atLeast }); }
+      else if (specs[k]!.limit < p.atLeast) specs[k]!.limit = p.atLeast;
+      return k;
     });
-    out.push(row);
-  });
-  if (pending.length) {
-    const counts = await countEvents(c, specs, nowMs);
-    for (const p of pending) out[p.j]![p.s] = finish(jobs[p.j]!.segs[p.s]!, p.at.map((k) => counts[k]!));
-  }
-  return out;
+  }));
+  return { specs, at };
+}
+
+/** The trait phase of every (job, segment): false where the segment does not apply. */
+export function traitPhases(jobs: Job[]): Array<Array<boolean | undefined>> {
+  return jobs.map((job) => job.segs.map((seg) => (applies(seg, job.facts.appId, job.facts.environment) ? traitPhase(seg, job.facts.traits) : false)));
+}
+
+/** Final decisions from the trait phases and the planned counts. */
+export function resolve(jobs: Job[], early: Array<Array<boolean | undefined>>, plan: CountPlan, counts: number[]): boolean[][] {
+  return jobs.map((job, j) => job.segs.map((seg, s) => {
+    const e = early[j]![s];
+    if (e !== undefined) return e;
+    return finish(seg, plan.at[j]![s]!.map((k) => counts[k]!));
+  }));
+}
+
+/** Whether each job's profile belongs in each of its segments, now: counts only where traits did not decide. */
+export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<boolean[][]> {
+  const early = traitPhases(jobs);
+  const plan = planCounts(jobs, (j, s) => early[j]![s] === undefined);
+  return resolve(jobs, early, plan, await countEvents(c, plan.specs, nowMs));
 }
 
 /**
@@ -53,23 +65,27 @@ export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<
  * transition: stored in the profile's history and in the outbox in this transaction; the caller
  * publishes the returned events after commit and then clears them from the outbox.
  */
-export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], nowMs: number): Promise<EventRecord[]> {
+export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], nowMs: number, known?: Set<string>): Promise<EventRecord[]> {
   const ids = [...new Set(jobs.map((j) => j.facts.id))];
   if (ids.length === 0) return [];
-  const segIds = [...new Set(jobs.flatMap((j) => j.segs.map((s) => s.seg.id)))];
-  const cur = await c.query<{ segment_id: string; profile_id: string }>(
-    'SELECT segment_id, profile_id FROM segment_members WHERE profile_id = ANY($1) AND segment_id = ANY($2)', [ids, segIds]);
-  const member = new Set(cur.rows.map((r) => `${r.segment_id}\u0000${r.profile_id}`));
+  let member = known;
+  if (!member) {
+    const segIds = [...new Set(jobs.flatMap((j) => j.segs.map((s) => s.seg.id)))];
+    const cur = await c.query<{ segment_id: string; profile_id: string }>(
+      'SELECT segment_id, profile_id FROM segment_members WHERE profile_id = ANY($1) AND segment_id = ANY($2)', [ids, segIds]);
+    member = new Set(cur.rows.map((r) => memberKey(r.segment_id, r.profile_id)));
+  }
+  const members = member;
   const enter: Array<[Job, Compiled]> = [];
   const exit: Array<[Job, Compiled]> = [];
   const seen = new Set<string>();
   jobs.forEach((job, j) => job.segs.forEach((seg, s) => {
-    const key = `${seg.seg.id}\u0000${job.facts.id}`;
+    const key = memberKey(seg.seg.id, job.facts.id);
     if (seen.has(key)) return; // a profile listed twice is decided once
     seen.add(key);
     const want = desired[j]![s]!;
-    if (want && !member.has(key)) enter.push([job, seg]);
-    else if (!want && member.has(key)) exit.push([job, seg]);
+    if (want && !members.has(key)) enter.push([job, seg]);
+    else if (!want && members.has(key)) exit.push([job, seg]);
   }));
   if (enter.length === 0 && exit.length === 0) return [];
   const now = new Date(nowMs).toISOString();
@@ -97,9 +113,11 @@ export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean
     for (const [job, seg] of exit) if (done.has(`${seg.seg.id}\u0000${job.facts.id}`)) emit(job, seg, EXITED);
   }
   if (events.length) {
-    await recordHistory(c, events);
-    await c.query('INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])',
-      [events.map((e) => e.id), events.map((e) => JSON.stringify(e))]);
+    await c.query(
+      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[]))
+       INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($4::text[], $5::jsonb[])`,
+      [events.map((e) => e.profileId), events.map((e) => e.event), events.map((e) => e.timestamp),
+        events.map((e) => e.id), events.map((e) => JSON.stringify(e))]);
   }
   return events;
 }

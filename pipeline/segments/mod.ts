@@ -5,6 +5,5 @@ export { applies, compile, instant, jsonEqual, normalizeDefinition, traitMatches
 export { SegmentCache, segmentLockKey, segmentOf } from './cache.js';
 export { recompute, CASCADE_ROUNDS, type Touch } from './recompute.js';
 export { ENTERED, EXITED } from './membership.js';
-export { recordHistory } from './history.js';
 export { backfill, preview, startSweeper, sweepOnce, LEASE, type JobDeps, type Preview, type Sweeper } from './jobs.js';
 export { clearOutbox, startOutboxRelay, type OutboxRelay } from './outbox.js';

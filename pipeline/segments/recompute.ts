@@ -3,11 +3,17 @@
 // profile, those with trait predicates when traits changed, those naming a tracked event. (Windows
 // moving with time alone are the sweep's, jobs.ts.) Transitions emit system events, which are
 // events of the profile too: segments naming them are decided again, up to CASCADE_ROUNDS rounds.
+//
+// Round trips matter more than anything here (embedded Postgres is one serialized session): the
+// shared segment locks, the versions, the profiles' traits and memberships and every event count
+// the decisions may need are one statement; transitions add two.
 import type pg from 'pg';
 import type { EventRecord } from '../types.js';
-import type { SegmentCache } from './cache.js';
-import { decide, transition, type Job } from './membership.js';
-import type { Compiled, ProfileFacts } from './types.js';
+import { versionArgs, type SegmentCache } from './cache.js';
+import { countParams, countsSql } from './history.js';
+import { memberKey, planCounts, resolve, traitPhases, transition, type CountPlan, type Job } from './membership.js';
+import { applies } from './predicates.js';
+import type { Compiled } from './types.js';
 
 /** A profile written by the transaction. */
 export interface Touch {
@@ -22,56 +28,100 @@ export interface Touch {
   traitsChanged?: boolean;
   /** Names of events stored for it by this write. */
   events?: string[];
-  /** Its traits after the write, when the caller has them (else they are read). */
-  traits?: Record<string, unknown>;
 }
 
 export const CASCADE_ROUNDS = 3;
 
 export async function recompute(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now()): Promise<EventRecord[]> {
   if (touches.length === 0) return [];
-  const orgs = await cache.lockAndGet(c, [...new Set(touches.map((t) => t.orgId))]);
   const out: EventRecord[] = [];
   let round = merged(touches);
-  const known = new Map<string, Record<string, unknown>>(); // traits given or read so far
-  for (let r = 0; r < CASCADE_ROUNDS && round.length; r++) {
-    const jobs: Job[] = [];
-    const needTraits: string[] = [];
-    for (const t of round) {
-      const o = orgs.get(t.orgId);
-      if (!o || o.all.length === 0) continue;
-      let segs: Compiled[];
-      if (t.all) segs = o.all;
-      else {
-        const set = new Set<Compiled>(t.traitsChanged ? o.withTraits : []);
-        for (const n of t.events ?? []) for (const s of o.byEvent.get(n) ?? []) set.add(s);
-        segs = [...set];
-      }
-      if (segs.length === 0) continue;
-      const facts: ProfileFacts = { id: t.profileId, orgId: t.orgId, appId: t.appId, sourceId: t.sourceId, environment: t.environment, traits: t.traits ?? {} };
-      if (t.traits) known.set(t.profileId, t.traits);
-      else if (segs.some((s) => s.traits.length > 0)) needTraits.push(t.profileId);
-      jobs.push({ facts, segs });
-    }
-    if (jobs.length === 0) break;
-    if (needTraits.length) {
-      const rows = await c.query<{ id: string; traits: Record<string, unknown> }>('SELECT id, traits FROM profiles WHERE id = ANY($1)', [needTraits]);
-      const byId = new Map(rows.rows.map((x) => [x.id, x.traits]));
-      for (const [id, tr] of byId) known.set(id, tr);
-      for (const j of jobs) if (byId.has(j.facts.id)) j.facts.traits = byId.get(j.facts.id)!;
-    }
-    const events = await transition(c, jobs, await decide(c, jobs, nowMs), nowMs);
+  let st = await readState(c, cache, round, [...new Set(touches.map((t) => t.orgId))], nowMs);
+  for (let r = 0; st.jobs.length > 0; r++) {
+    const desired = resolve(st.jobs, traitPhases(st.jobs), st.plan, st.counts);
+    const events = await transition(c, st.jobs, desired, nowMs, st.members);
     out.push(...events);
+    if (events.length === 0 || r + 1 >= CASCADE_ROUNDS) break;
     // The next round: the system events just stored, as tracked events of their profiles.
     const next = new Map<string, Touch>();
     for (const e of events) {
-      const t = next.get(e.profileId) ?? { profileId: e.profileId, orgId: e.orgId, appId: e.appId, sourceId: e.sourceId, environment: e.environment, events: [], traits: known.get(e.profileId) };
+      const t = next.get(e.profileId) ?? { profileId: e.profileId, orgId: e.orgId, appId: e.appId, sourceId: e.sourceId, environment: e.environment, events: [] };
       t.events!.push(e.event);
       next.set(e.profileId, t);
     }
     round = [...next.values()];
+    st = await readState(c, cache, round, [], nowMs);
   }
   return out;
+}
+
+interface State { jobs: Job[]; plan: CountPlan; counts: number[]; members: Set<string> }
+
+function jobsOf(cache: SegmentCache, touches: Touch[]): Job[] {
+  const jobs: Job[] = [];
+  for (const t of touches) {
+    const o = cache.peek(t.orgId);
+    if (!o || o.all.length === 0) continue;
+    let segs: Compiled[];
+    if (t.all) segs = o.all;
+    else {
+      const set = new Set<Compiled>(t.traitsChanged ? o.withTraits : []);
+      for (const n of t.events ?? []) for (const s of o.byEvent.get(n) ?? []) set.add(s);
+      segs = [...set];
+    }
+    segs = segs.filter((s) => applies(s, t.appId, t.environment));
+    if (segs.length === 0) continue;
+    jobs.push({ facts: { id: t.profileId, orgId: t.orgId, appId: t.appId, sourceId: t.sourceId, environment: t.environment, traits: {} }, segs });
+  }
+  return jobs;
+}
+
+/**
+ * Traits, memberships and the counts of every event predicate of the jobs' segments (read even
+ * where traits will decide: a second round trip costs more than a few bounded index reads). With
+ * `lockOrgs`, the same statement takes their shared segment locks and reads their versions; orgs
+ * whose definitions moved are reloaded and the state read again.
+ */
+async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], lockOrgs: string[], nowMs: number): Promise<State> {
+  let jobs = jobsOf(cache, touches);
+  for (let attempt = 0; ; attempt++) {
+    const lock = attempt === 0 && lockOrgs.length > 0;
+    if (!lock && jobs.length === 0) return { jobs, plan: { specs: [], at: [] }, counts: [], members: new Set() };
+    const plan = planCounts(jobs, () => true);
+    const ids = jobs.map((j) => j.facts.id);
+    const at = lock ? 2 : 0; // parameters before the profile ids
+    const args: unknown[] = [...(lock ? versionArgs(lockOrgs) : []), ids, ...countParams(plan.specs, nowMs)];
+    const r = await c.query<{ versions?: Array<[string, number | string]> | null; profiles: Array<[string, Record<string, unknown>, string[]]> | null; counts: number[] }>(
+      `SELECT ${lock ? '(SELECT json_agg(json_build_array(org, ver)) FROM headwater_segment_versions($1::text[], $2::bigint[])) AS versions,' : ''}
+         (SELECT json_agg(json_build_array(p.id, p.traits, ARRAY(SELECT m.segment_id FROM segment_members m WHERE m.profile_id = p.id)))
+          FROM profiles p WHERE p.id = ANY($${at + 1}::text[])) AS profiles,
+         ARRAY(${countsSql(at + 1)}) AS counts`, args);
+    const row = r.rows[0]!;
+    if (lock) {
+      const stale: Array<[string, number]> = [];
+      for (const [org, ver] of row.versions ?? []) {
+        const v = Number(ver);
+        if (cache.peek(org)?.version !== v) stale.push([org, v]);
+      }
+      if (stale.length) {
+        await cache.reload(c, stale);
+        jobs = jobsOf(cache, touches);
+        continue; // the locks are held now: read the state for the current definitions
+      }
+    }
+    const byId = new Map((row.profiles ?? []).map(([id, traits, segs]) => [id, { traits, segs }]));
+    const members = new Set<string>();
+    const kept: Job[] = [];
+    for (const j of jobs) {
+      const p = byId.get(j.facts.id);
+      if (!p) continue;
+      j.facts.traits = p.traits;
+      for (const s of p.segs) members.add(memberKey(s, j.facts.id));
+      kept.push(j);
+    }
+    if (kept.length !== jobs.length) { jobs = kept; continue; } // plans index jobs: plan again
+    return { jobs, plan, counts: row.counts, members };
+  }
 }
 
 /** One touch per profile: a profile written by several calls of a chunk is decided once. */
@@ -83,7 +133,6 @@ function merged(touches: Touch[]): Touch[] {
     m.all = m.all || t.all;
     m.traitsChanged = m.traitsChanged || t.traitsChanged;
     m.events!.push(...(t.events ?? []));
-    if (t.traits) m.traits = t.traits; // the later write's traits
   }
   return [...by.values()];
 }

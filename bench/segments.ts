@@ -1,0 +1,74 @@
+// Segment benchmarks (issue: segments): 50 segments defined in the org under track load, and the
+// time to create a segment over 100,000 existing profiles in Postgres mode.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+type Http = (base: string, method: string, path: string, token?: string, body?: unknown) => Promise<{ status: number; body: any; text: string }>;
+
+/**
+ * A realistic mix of 50 segments: 15 on traits only, 15 on the bench's tracked event ("Page
+ * Viewed": counts, windows, negations), 10 on events the bench never sends, 10 mixing both.
+ */
+export function benchSegments(): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  const T = (name: string, op: string, value?: unknown) => (value === undefined ? { kind: 'trait', name, op } : { kind: 'trait', name, op, value });
+  const E = (name: string, op: string, atLeast = 1, withinDays?: number) => ({ kind: 'event', name, op, atLeast, ...(withinDays ? { withinDays } : {}) });
+  const plans = ['free', 'pro', 'team', 'enterprise', 'trial'];
+  for (let i = 0; i < 15; i++) {
+    const p = [T('plan', 'eq', plans[i % 5]), T('seats', 'gte', i), T('email', i % 2 ? 'exists' : 'notExists'), T('country', 'neq', 'FR'), T('tags', 'contains', `t${i}`)][i % 5]!;
+    out.push({ name: `trait-${i}`, definition: { predicates: [p] } });
+  }
+  for (let i = 0; i < 15; i++) {
+    const p = [E('Page Viewed', 'performed', 1 + i * 3), E('Page Viewed', 'performed', 1 + i, 7), E('Page Viewed', 'notPerformed', 5 + i, 30)][i % 3]!;
+    out.push({ name: `viewed-${i}`, definition: { predicates: [p] } });
+  }
+  for (let i = 0; i < 10; i++) out.push({ name: `other-${i}`, definition: { predicates: [E(`Order ${i}`, 'performed', 1, 30)] } });
+  for (let i = 0; i < 10; i++) {
+    out.push({ name: `mixed-${i}`, definition: { match: i % 2 ? 'any' : 'all', predicates: [T('plan', 'eq', plans[i % 5]), E(i % 2 ? 'Page Viewed' : `Order ${i}`, 'performed', 2 + i)] } });
+  }
+  return out;
+}
+
+export async function defineSegments(http: Http, url: string, admin: string): Promise<void> {
+  for (const s of benchSegments()) {
+    const r = await http(url, 'POST', '/v1/segments', admin, { data: s });
+    if (r.status !== 201) throw new Error(`segment create: ${r.status} ${r.text.slice(0, 300)}`);
+  }
+}
+
+export interface CreateBench { profiles: number; members: number; seconds: number; note?: string }
+
+/**
+ * Writes `n` profiles (traits and one event of history each) straight into the bench database,
+ * then times POST /v1/segments over them: what is measured is the create, not the setup.
+ */
+export async function segmentCreateBench(http: Http, url: string, databaseUrl: string, f: { orgId: string; appId: string; sourceId: string; admin: string }, n = 100_000): Promise<CreateBench> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const run = randomBytes(4).toString('hex');
+    for (let i = 0; i < n; i += 10_000) {
+      const k = Math.min(10_000, n - i);
+      await c.query(
+        `INSERT INTO profiles (id, org_id, app_id, source_id, environment, traits, created_at, updated_at)
+         SELECT 'prf_bench_' || $5 || '_' || lpad(g::text, 7, '0'), $1, $2, $3, 'production',
+                jsonb_build_object('score', g % 100, 'plan', CASE WHEN g % 3 = 0 THEN 'pro' ELSE 'free' END), now(), now()
+         FROM generate_series($4::int, $4::int + $6::int - 1) AS g`, [f.orgId, f.appId, f.sourceId, i, run, k]);
+      await c.query(
+        `INSERT INTO event_history (profile_id, name, ts)
+         SELECT 'prf_bench_' || $2 || '_' || lpad(g::text, 7, '0'), 'Signup', now() - make_interval(days => g % 60)
+         FROM generate_series($1::int, $1::int + $3::int - 1) AS g`, [i, run, k]);
+    }
+    await c.query('ANALYZE profiles'); await c.query('ANALYZE event_history');
+  } finally { await c.end(); }
+  const t0 = Date.now();
+  const r = await http(url, 'POST', '/v1/segments', f.admin, { data: {
+    name: 'bench create', definition: { predicates: [
+      { kind: 'trait', name: 'score', op: 'gte', value: 50 },
+      { kind: 'event', name: 'Signup', op: 'performed', withinDays: 30 },
+    ] },
+  } });
+  const seconds = (Date.now() - t0) / 1000;
+  if (r.status !== 201) return { profiles: n, members: 0, seconds, note: `create answered ${r.status} ${r.text.slice(0, 200)}` };
+  return { profiles: n, members: r.body.data.memberCount, seconds };
+}
