@@ -6,8 +6,11 @@ import pg from 'pg';
 type Http = (base: string, method: string, path: string, token?: string, body?: unknown) => Promise<{ status: number; body: any; text: string }>;
 
 /**
- * A realistic mix of 50 segments: 15 on traits only, 15 on the bench's tracked event ("Page
- * Viewed": counts, windows, negations), 10 on events the bench never sends, 10 mixing both.
+ * A mix of 50 segments: 15 on traits only, 15 on the bench's tracked event ("Page Viewed": counts
+ * over all history, within 7 days, and "not in 30 days", at thresholds a marketer would pick), 10
+ * on events the bench never sends, 10 mixing a trait with an event. The bench gives each of its
+ * 1,000 users 15-20 events per run, so its profiles live where thresholds are densest (about one
+ * transition, and one system event, per two tracked events): a heavy case, not a gentle one.
  */
 export function benchSegments(): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
@@ -18,13 +21,13 @@ export function benchSegments(): Array<Record<string, unknown>> {
     const p = [T('plan', 'eq', plans[i % 5]), T('seats', 'gte', i), T('email', i % 2 ? 'exists' : 'notExists'), T('country', 'neq', 'FR'), T('tags', 'contains', `t${i}`)][i % 5]!;
     out.push({ name: `trait-${i}`, definition: { predicates: [p] } });
   }
-  for (let i = 0; i < 15; i++) {
-    const p = [E('Page Viewed', 'performed', 1 + i * 3), E('Page Viewed', 'performed', 1 + i, 7), E('Page Viewed', 'notPerformed', 5 + i, 30)][i % 3]!;
-    out.push({ name: `viewed-${i}`, definition: { predicates: [p] } });
-  }
+  const levels = [1, 5, 20, 50, 100];
+  for (let i = 0; i < 5; i++) out.push({ name: `viewed-${levels[i]}`, definition: { predicates: [E('Page Viewed', 'performed', levels[i])] } });
+  for (let i = 0; i < 5; i++) out.push({ name: `viewed-${3 * levels[i]!}-7d`, definition: { predicates: [E('Page Viewed', 'performed', 3 * levels[i]!, 7)] } });
+  for (let i = 0; i < 5; i++) out.push({ name: `not-viewed-${levels[i]}-30d`, definition: { predicates: [E('Page Viewed', 'notPerformed', levels[i], 30)] } });
   for (let i = 0; i < 10; i++) out.push({ name: `other-${i}`, definition: { predicates: [E(`Order ${i}`, 'performed', 1, 30)] } });
   for (let i = 0; i < 10; i++) {
-    out.push({ name: `mixed-${i}`, definition: { match: i % 2 ? 'any' : 'all', predicates: [T('plan', 'eq', plans[i % 5]), E(i % 2 ? 'Page Viewed' : `Order ${i}`, 'performed', 2 + i)] } });
+    out.push({ name: `mixed-${i}`, definition: { match: i % 2 ? 'any' : 'all', predicates: [T('plan', 'eq', plans[i % 5]), E(i % 2 ? 'Page Viewed' : `Order ${i}`, 'performed', 10 * (i + 1))] } });
   }
   return out;
 }

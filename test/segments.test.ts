@@ -368,3 +368,19 @@ t.test('concurrent writes to one profile: right membership, one event per real t
   const exited = names.filter((x) => x === 'exited:odd').length;
   t.equal(entered - exited, final === 1 ? 1 : 0, `odd: ${entered} entries, ${exited} exits, final v=${final}`);
 });
+
+t.test('a promoted (held) event is a write too: its replay recomputes memberships', async (t) => {
+  const f = await createAppFixture(s);
+  const admin = (m: string, p: string, data?: unknown) => call(s.url, m, p, { token: f.admin, body: data === undefined ? undefined : { data } });
+  t.equal((await admin('PATCH', '/v1/settings', { ingestionPolicy: 'strict' })).status, 200);
+  const seg = (await create(f, { name: 'upgraded', definition: { predicates: [{ kind: 'event', name: 'Upgraded', op: 'performed' }] } })).body.data;
+  const user = uid('u');
+  const held = await track(f, { identifiers: { userId: user }, event: 'Upgraded' });
+  t.same([held.status, held.body.data], [200, { status: 'quarantined' }], 'held');
+  t.same(await members(f, seg.id), [], 'a held event counts for nothing');
+  const p = await admin('POST', '/v1/catalog/quarantine/promote', { kind: 'event', name: 'Upgraded' });
+  t.same([p.status, p.body.data], [200, { promoted: 1 }]);
+  const prof = await call(s.url, 'GET', `/v1/profiles?kind=userId&value=${user}`, { token: f.admin });
+  t.same(await members(f, seg.id), [prof.body.data[0].id], 'the replay entered the profile');
+  t.same(summary(await settledSystemEvents(f, prof.body.data[0].id, 1)), ['entered:upgraded']);
+});

@@ -26,13 +26,23 @@ export const LEASE = "interval '5 minutes'";
 
 const factsOf = (r: any): ProfileFacts => ({ id: r.id, orgId: r.org_id, appId: r.app_id, sourceId: r.source_id, environment: r.environment, traits: r.traits });
 
+/** Deadlocks and serialization failures (a page rolled back whole) are run again, up to 3 times. */
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try { return await fn(); } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw e;
+    }
+  }
+}
+
 /**
  * One page for one segment at one version: the segment row is read FOR SHARE (an update or delete
  * waits for the page, and a page of an older version does nothing), then `select` locks profiles.
  */
 async function page(d: JobDeps, segmentId: string, version: number, select: (c: pg.PoolClient, orgId: string) => Promise<any[]>) {
   const nowMs = Date.now();
-  const out = await tx(d.pool, async (c) => {
+  const out = await retrying(() => tx(d.pool, async (c) => {
     const s = await c.query('SELECT * FROM segments WHERE id = $1 FOR SHARE', [segmentId]);
     if (!s.rows[0] || s.rows[0].version !== version) return undefined;
     const seg = compile(segmentOf(s.rows[0]));
@@ -40,7 +50,7 @@ async function page(d: JobDeps, segmentId: string, version: number, select: (c: 
     const jobs: Job[] = rows.map((r) => ({ facts: factsOf(r), segs: [seg] }));
     const events = await transition(c, jobs, await decide(c, jobs, nowMs), nowMs);
     return { events, last: rows.length ? (rows[rows.length - 1].id as string) : undefined };
-  });
+  }));
   if (out?.events.length) await d.publish(out.events);
   return out;
 }

@@ -95,29 +95,27 @@ export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean
     environment: job.facts.environment as Environment, event: name,
     properties: { segmentId: seg.seg.id, segmentName: seg.seg.name }, timestamp: now, receivedAt: now, messageId: null,
   });
-  if (enter.length) {
-    const r = await c.query<{ segment_id: string; profile_id: string }>(
-      `INSERT INTO segment_members (segment_id, org_id, profile_id, entered_at)
-       SELECT s, o, p, $4::timestamptz FROM unnest($1::text[], $2::text[], $3::text[]) AS t(s, o, p)
-       ON CONFLICT DO NOTHING RETURNING segment_id, profile_id`,
-      [enter.map(([, s]) => s.seg.id), enter.map(([j]) => j.facts.orgId), enter.map(([j]) => j.facts.id), now]);
-    const done = new Set(r.rows.map((x) => `${x.segment_id}\u0000${x.profile_id}`));
-    for (const [job, seg] of enter) if (done.has(`${seg.seg.id}\u0000${job.facts.id}`)) emit(job, seg, ENTERED);
-  }
-  if (exit.length) {
-    const r = await c.query<{ segment_id: string; profile_id: string }>(
-      `DELETE FROM segment_members m USING unnest($1::text[], $2::text[]) AS t(s, p)
-       WHERE m.segment_id = t.s AND m.profile_id = t.p RETURNING m.segment_id, m.profile_id`,
-      [exit.map(([, s]) => s.seg.id), exit.map(([j]) => j.facts.id)]);
-    const done = new Set(r.rows.map((x) => `${x.segment_id}\u0000${x.profile_id}`));
-    for (const [job, seg] of exit) if (done.has(`${seg.seg.id}\u0000${job.facts.id}`)) emit(job, seg, EXITED);
-  }
-  if (events.length) {
-    await c.query(
-      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[]))
-       INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($4::text[], $5::jsonb[])`,
-      [events.map((e) => e.profileId), events.map((e) => e.event), events.map((e) => e.timestamp),
-        events.map((e) => e.id), events.map((e) => JSON.stringify(e))]);
+  for (const [job, seg] of enter) emit(job, seg, ENTERED);
+  for (const [job, seg] of exit) emit(job, seg, EXITED);
+  // One statement: memberships, the events' history rows and their outbox rows. The caller holds the
+  // profiles' rows, so the memberships read in this transaction are current and every change applies.
+  const r = await c.query<{ entered: number; exited: number }>(
+    `WITH ins AS (INSERT INTO segment_members (segment_id, org_id, profile_id, entered_at)
+                  SELECT s, o, p, $4::timestamptz FROM unnest($1::text[], $2::text[], $3::text[]) AS t(s, o, p)
+                  ON CONFLICT DO NOTHING RETURNING 1),
+          del AS (DELETE FROM segment_members m USING unnest($5::text[], $6::text[]) AS t(s, p)
+                  WHERE m.segment_id = t.s AND m.profile_id = t.p RETURNING 1),
+          h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($7::text[], $8::text[], $9::timestamptz[])),
+          o AS (INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($10::text[], $11::text[]))
+     SELECT (SELECT count(*) FROM ins)::int AS entered, (SELECT count(*) FROM del)::int AS exited`,
+    [enter.map(([, s]) => s.seg.id), enter.map(([j]) => j.facts.orgId), enter.map(([j]) => j.facts.id), now,
+      exit.map(([, s]) => s.seg.id), exit.map(([j]) => j.facts.id),
+      events.map((e) => e.profileId), events.map((e) => e.event), events.map((e) => e.timestamp),
+      events.map((e) => e.id), events.map((e) => JSON.stringify(e))]);
+  const got = r.rows[0]!;
+  if (got.entered !== enter.length || got.exited !== exit.length) {
+    // Someone changed these memberships without holding the profile: roll back and run again.
+    throw Object.assign(new Error('segment memberships changed concurrently'), { code: '40001' });
   }
   return events;
 }

@@ -17,11 +17,11 @@ export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord
   let running: Promise<unknown> | undefined;
   let closed = false;
   const pass = () => tx(o.pool, async (c) => {
-    const r = await c.query<{ id: string; payload: EventRecord }>(
+    const r = await c.query<{ id: string; payload: string }>(
       `SELECT id, payload FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)
        ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`, [(o.ageMs ?? 30_000) / 1000]);
     if (r.rows.length === 0) return 0;
-    await o.publish(r.rows.map((x) => x.payload));
+    await o.publish(r.rows.map((x) => JSON.parse(x.payload) as EventRecord));
     await c.query('DELETE FROM event_outbox WHERE id = ANY($1)', [r.rows.map((x) => x.id)]);
     return r.rows.length;
   });

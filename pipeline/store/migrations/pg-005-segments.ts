@@ -7,6 +7,15 @@ export const pg005: Migration = {
     // Bumped (under the org's exclusive segment lock) by every segment create, update and delete;
     // ingestion reads it under the shared lock and reloads its definitions when it moved.
     `ALTER TABLE orgs ADD COLUMN segments_version bigint NOT NULL DEFAULT 0`,
+    // Takes the orgs' shared segment locks, then reads their versions. VOLATILE: the read takes a
+    // fresh snapshot after the locks were granted, so one round trip does both (a plain statement's
+    // snapshot would predate a lock acquired inside it).
+    `CREATE FUNCTION headwater_segment_versions(org_ids text[], lock_keys bigint[])
+     RETURNS TABLE (org text, ver bigint) LANGUAGE plpgsql VOLATILE AS $fn$
+     BEGIN
+       PERFORM pg_advisory_xact_lock_shared(k) FROM unnest(lock_keys) AS k ORDER BY k;
+       RETURN QUERY SELECT o.id, o.segments_version FROM orgs o WHERE o.id = ANY(org_ids);
+     END $fn$`,
     `CREATE TABLE segments (
       id text PRIMARY KEY,
       org_id text NOT NULL,
@@ -53,7 +62,8 @@ export const pg005: Migration = {
     // deleted once the event stream took them; a relay republishes rows a crash left behind.
     `CREATE TABLE event_outbox (
       id text PRIMARY KEY,
-      payload jsonb NOT NULL,
+      -- The event as JSON text: written on hot paths, only ever read back whole.
+      payload text NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now())`,
   ],
 };
