@@ -438,6 +438,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'segmentsList', method: 'GET', path: '/v1/segments', tag: 'segments', auth: ['session'],
     summary: 'List segments',
+    description: 'Newest first; `q` matches the name case-insensitively as a substring. Segment names need not be unique.',
     query: SearchPageQuery,
     ok: { 200: json('A page of segments (without `memberCount`).', List(SegmentSchema)) },
   }),
@@ -463,13 +464,14 @@ export const routes: RouteDef[] = [
   route({
     id: 'segmentsDelete', method: 'DELETE', path: '/v1/segments/{id}', tag: 'segments', auth: ['session'], admin: true,
     summary: 'Delete a segment',
+    description: 'Removes the segment and its memberships without emitting `system.segment_exited`.',
     params: Params('id'),
     ok: { 200: json('Deleted.', Data(DeletedSchema)) },
   }),
   route({
     id: 'segmentsMembers', method: 'GET', path: '/v1/segments/{id}/members', tag: 'segments', auth: ['session'],
     summary: 'List a segment\'s members',
-    description: 'Merged-away profiles are never members.',
+    description: 'Ordered by profile id. Merged-away profiles are never members.',
     params: Params('id'),
     query: PageQuery,
     ok: { 200: json('A page of members.', List(SegmentMemberSchema)) },
