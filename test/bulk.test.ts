@@ -2,17 +2,13 @@
 // path: one profile per identifier, merges and userId conflicts, replays and in-batch duplicates,
 // rejects writing nothing, and a value Postgres cannot store failing only its own call.
 import t, { type Test } from 'tap';
-import { randomBytes } from 'node:crypto';
-import { startServer, call, createAppFixture, type AppFixture } from './helpers/server.js';
+import { startServer, call, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
-const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
-const track = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
-const identify = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/identify', { token: f.key, body: { data: { sourceId: f.source.id, ...data } } });
+const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
+const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
 const batch = (f: AppFixture, calls: unknown[]) =>
   call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
 const lookup = (f: AppFixture, kind: string, value: string) =>

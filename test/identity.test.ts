@@ -3,16 +3,13 @@
 // two userIds, and concurrent calls never creating two profiles for the same identifiers.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, poll, sleep, createAppFixture, type AppFixture } from './helpers/server.js';
+import { startServer, call, poll, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
-const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
-const identify = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/identify', { token: f.key, body: { data: { sourceId: f.source.id, ...data } } });
-const track = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
+const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
+const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 const lookup = (f: AppFixture, kind: string, value: string) =>
   call(s.url, 'GET', `/v1/profiles?kind=${kind}&value=${encodeURIComponent(value)}`, { token: f.admin });
 const getProfile = (f: AppFixture, id: string) => call(s.url, 'GET', `/v1/profiles/${id}`, { token: f.admin });

@@ -3,11 +3,7 @@
 // deny-list, permissive registration, the strict policy with its quarantine, batch, the read routes
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.
 import t, { type Test } from 'tap';
-import { randomBytes } from 'node:crypto';
-import {
-  startServer, call, createOrg, expectError, poll, sleep, createAppFixture,
-  type AppFixture, type Res,
-} from './helpers/server.js';
+import { startServer, call, createOrg, expectError, poll, sleep, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -15,14 +11,11 @@ t.teardown(() => s.close());
 const PROFILE_FIELDS = ['anonymous', 'appId', 'consent', 'createdAt', 'environment', 'id', 'identifiers', 'mergedInto', 'orgId', 'sourceId', 'traits', 'updatedAt'];
 const EVENT_FIELDS = ['appId', 'environment', 'event', 'id', 'messageId', 'orgId', 'profileId', 'properties', 'receivedAt', 'sourceId', 'timestamp'];
 const isDateTime = (v: unknown) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v));
-const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
 
 const fixture = (o: { environment?: 'development' | 'production' } = {}) => createAppFixture(s, o);
 
-const identify = (f: AppFixture, data: Record<string, unknown>, token = f.key) =>
-  call(s.url, 'POST', '/v1/identify', { token, body: { data: { sourceId: f.source.id, ...data } } });
-const track = (f: AppFixture, data: Record<string, unknown>, token = f.key) =>
-  call(s.url, 'POST', '/v1/track', { token, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
+const identify = (f: AppFixture, data: Record<string, unknown>, token = f.key) => identifyCall(s, f, data, token);
+const track = (f: AppFixture, data: Record<string, unknown>, token = f.key) => trackCall(s, f, data, token);
 const batch = (f: AppFixture, calls: unknown[], sourceId = f.source.id) =>
   call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId, calls } } });
 const lookup = (f: AppFixture, kind: string, value: string) =>

@@ -2,17 +2,13 @@
 // (429 rate_limited + Retry-After), the monthly quota of accepted track calls (429 over_quota;
 // identify calls do not count) and the global body limit (413 payload_too_large).
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import { startServer, call, createOrg, expectError, sleep, createAppFixture, type AppFixture } from './helpers/server.js';
+import { startServer, call, createOrg, expectError, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
-const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
-const identify = (f: AppFixture, data: Record<string, unknown> = {}) =>
-  call(s.url, 'POST', '/v1/identify', { token: f.key, body: { data: { sourceId: f.source.id, identifiers: { anonymousId: uid('anon') }, ...data } } });
-const track = (f: AppFixture, data: Record<string, unknown> = {}) =>
-  call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { sourceId: f.source.id, identifiers: { anonymousId: uid('anon') }, event: 'E', messageId: uid('msg'), ...data } } });
+const identify = (f: AppFixture, data: Record<string, unknown> = {}) => identifyCall(s, f, { identifiers: { anonymousId: uid('anon') }, ...data });
+const track = (f: AppFixture, data: Record<string, unknown> = {}) => trackCall(s, f, { identifiers: { anonymousId: uid('anon') }, event: 'E', ...data });
 const batch = (f: AppFixture, calls: unknown[]) =>
   call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
 const patchLimits = (orgId: string, limits: Record<string, unknown>, token = s.operatorToken) =>

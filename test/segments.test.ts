@@ -2,18 +2,14 @@
 // their system events on identify / track, event counts and time windows, create and update over
 // existing profiles, merges, delete, cascades and concurrency. Everything through HTTP.
 import t, { type Test } from 'tap';
-import { randomBytes } from 'node:crypto';
-import { startServer, call, poll, createAppFixture, createOrg, expectError, type AppFixture } from './helpers/server.js';
+import { startServer, call, poll, createAppFixture, createOrg, expectError, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 // A fast sweep so windows can age out within a test; a small preview cap to see truncation.
 const s = await startServer(['--segment-sweep-ms', '300', '--segment-preview-cap', '25']);
 t.teardown(() => s.close());
 
-const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
-const identify = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/identify', { token: f.key, body: { data: { sourceId: f.source.id, ...data } } });
-const track = (f: AppFixture, data: Record<string, unknown>) =>
-  call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
+const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
+const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 const create = (f: AppFixture, data: Record<string, unknown>, token = f.admin) => call(s.url, 'POST', '/v1/segments', { token, body: { data } });
 const get = (f: AppFixture, id: string) => call(s.url, 'GET', `/v1/segments/${id}`, { token: f.admin });
 const patch = (f: AppFixture, id: string, data: Record<string, unknown>) => call(s.url, 'PATCH', `/v1/segments/${id}`, { token: f.admin, body: { data } });

@@ -208,3 +208,14 @@ export async function createAppFixture(s: TestServer, o: { org?: OrgCreds; name?
   if (srcs.status !== 200 || srcs.body.data.length !== 1) throw new Error(`app sources: ${srcs.status} ${srcs.text}`);
   return { org, app: r.body.data, source: srcs.body.data[0], key: org.apiKey, admin: org.sessions.admin };
 }
+
+/** A random id with a readable prefix, for identifiers and messageIds. */
+export const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
+
+/** POST /v1/identify through the fixture's source. */
+export const identifyCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
+  call(s.url, 'POST', '/v1/identify', { token, body: { data: { sourceId: f.source.id, ...data } } });
+
+/** POST /v1/track through the fixture's source, with a fresh messageId unless `data` names one. */
+export const trackCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
+  call(s.url, 'POST', '/v1/track', { token, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
