@@ -1,22 +1,24 @@
-// The fast path of track calls: one transaction for many calls of a batch, each step one statement
-// for all of them (messageId claims, identifier locks and lookups, profile locks, new profiles and
-// identifiers, recorded answers). It gives each call the outcome the per-call path (process.ts
-// `track` + identity.ts `resolveProfile`) would give it run lane by lane in arrival order:
+// The fast path of plain calls (track, and identify without held traits): one transaction for
+// many calls of a batch, each step one statement for all of them (messageId claims, identifier
+// locks and lookups, profile locks, new profiles and identifiers, trait writes, recorded answers).
+// It gives each call the outcome the per-call path (process.ts `track` / `identify` + identity.ts
+// `resolveProfile`) would give it run lane by lane in arrival order:
 //   - claims first (a replay answers the original, whatever governance says now), then identity;
 //   - a rejected call writes nothing (its messageId is only looked up, never claimed);
 //   - identity is simulated call by call per lane on the identifier owners read under the same
 //     locks resolveProfile takes (advisory locks per identifier in key order, then the profile rows
 //     FOR UPDATE in id order, re-read when one was merged meanwhile). A call that would merge
-//     profiles sends its whole lane back to the per-call path (its claims are withdrawn in this
-//     transaction, so nothing of that lane is written here).
+//     profiles sends its whole lane back to the per-call path (the claims this transaction won for
+//     the lane are withdrawn, so nothing of that lane is written here);
+//   - an identify's answer is the profile as that call left it (later calls of the lane excluded).
 // Lock order inside the transaction: messageId claims (sorted), advisory locks (sorted), profile
 // rows (sorted); the per-call path takes one claim, then advisory locks, then profile rows.
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { identKey, lockKey, pairs, RESOLVE_ATTEMPTS } from './identity.js';
+import { identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { tx } from './store/postgres.js';
 import { recompute, type SegmentCache, type Touch } from './segments/mod.js';
-import type { CallResult, EventRecord, IngestCall, TrackBody } from './types.js';
+import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
 export interface CallOutcome {
   result: CallResult;
@@ -26,6 +28,11 @@ export interface CallOutcome {
   /** Segment transitions the call caused (system events, in the outbox). */
   system?: EventRecord[];
 }
+
+/** What governance decided for a plain call: a rejection, or (identify) the traits and consent to apply. */
+export type Plan =
+  | { reject: CallResult }
+  | { apply?: Readonly<Record<string, unknown>>; consent?: Record<string, boolean> };
 
 export interface BulkOutput {
   /** Answers of the calls settled here (committed with the transaction). */
@@ -49,7 +56,8 @@ export function fallsBack(e: unknown): boolean {
 
 export const QUARANTINED = { status: 'quarantined' };
 export const iso = (ms: number) => new Date(ms).toISOString();
-const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${(c.body as TrackBody).messageId}`;
+const messageIdOf = (c: IngestCall) => (c.body as { messageId?: string }).messageId;
+const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${messageIdOf(c)}`;
 
 /** The answer of a track call whose messageId was claimed before (process.ts `track`, not promoted). */
 export function replay(prior: any): CallOutcome {
@@ -58,58 +66,95 @@ export function replay(prior: any): CallOutcome {
   return { result: { status: 200, data: prior ?? {} } };
 }
 
-interface Prof { id: string; userId: string | undefined }
-
-/**
- * Applies lanes of track calls (not promoted, not held, messageIds unique within the batch) in one
- * transaction. `rejected` holds the governance answer of the lanes' rejected calls.
- */
-export function bulkTrack(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
-  return tx(pool, (c) => apply(c, segments, calls, lanes, rejected));
+/** A profile as the simulation sees it: who holds it, and (once an identify touched it) its state. */
+interface Prof {
+  id: string;
+  userId: string | undefined;
+  row?: ProfileRow;
+  ids?: IdentifierRow[];
+  /** Traits and consent patches applied here, in order (one shallow merge each). */
+  patch?: Record<string, unknown>;
+  consent?: Record<string, boolean>;
+  touched?: boolean;
+  created?: boolean;
 }
 
-async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall[], lanes: number[][], rejected: Map<number, CallResult>): Promise<BulkOutput> {
+/** Copies own properties one by one: a trait named `__proto__` stays a plain member. */
+function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string, unknown>>) {
+  for (const k of Object.keys(src)) Object.defineProperty(target, k, { value: src[k], enumerable: true, writable: true, configurable: true });
+  return target;
+}
+
+/**
+ * Applies lanes of plain calls (not promoted, not held, messageIds unique within the batch) in one
+ * transaction. `plans` holds governance's decision for every call of the lanes.
+ */
+export function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
+  return tx(pool, (c) => apply(c, segments, calls, lanes, plans));
+}
+
+async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
   const outcomes = new Map<number, CallOutcome>();
-  const body = (i: number) => calls[i]!.body as TrackBody;
+  const isTrack = (i: number) => calls[i]!.kind === 'track';
+  const rejectOf = (i: number) => { const p = plans.get(i); return p && 'reject' in p ? p.reject : undefined; };
 
   // 1. Claim the messageIds of accepted calls, in key order.
   const accepted: number[] = [];
   const refused: number[] = [];
-  for (const lane of lanes) for (const i of lane) (rejected.has(i) ? refused : accepted).push(i);
-  const sorted = accepted.map((i) => [messageKey(calls[i]!), i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  for (const lane of lanes) for (const i of lane) (rejectOf(i) ? refused : accepted).push(i);
+  const claiming = accepted.filter((i) => messageIdOf(calls[i]!) !== undefined);
+  const sorted = claiming.map((i) => [messageKey(calls[i]!), i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const won = new Set<string>();
   if (sorted.length) {
     const r = await c.query<{ org_id: string; app_id: string; message_id: string }>(
       `INSERT INTO messages (org_id, app_id, message_id, kind, result)
-       SELECT o, a, m, 'track', '{}'::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, m)
+       SELECT o, a, m, k, '{}'::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(o, a, m, k)
        ON CONFLICT DO NOTHING RETURNING org_id, app_id, message_id`,
-      [sorted.map(([, i]) => calls[i]!.orgId), sorted.map(([, i]) => calls[i]!.appId), sorted.map(([, i]) => body(i).messageId)]);
+      [sorted.map(([, i]) => calls[i]!.orgId), sorted.map(([, i]) => calls[i]!.appId), sorted.map(([, i]) => messageIdOf(calls[i]!)),
+        sorted.map(([, i]) => calls[i]!.kind)]);
     for (const row of r.rows) won.add(`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`);
   }
+  const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
 
   // 2. Calls claimed before (by anyone) answer the original; rejected calls too when claimed before.
-  const priorOf = [...accepted.filter((i) => !won.has(messageKey(calls[i]!))), ...refused];
+  //    An identify answers the profile it landed on (or its survivor) as it is now.
+  const priorOf = [...claiming.filter((i) => !wonBy(i)), ...refused.filter((i) => messageIdOf(calls[i]!) !== undefined)];
+  const identifyReplays: Array<[number, string]> = [];
+  const replaying = new Set<number>();
   if (priorOf.length) {
-    const r = await c.query<{ org_id: string; app_id: string; message_id: string; result: unknown }>(
+    const r = await c.query<{ org_id: string; app_id: string; message_id: string; result: any }>(
       `SELECT m.org_id, m.app_id, m.message_id, m.result FROM messages m
        JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id) ON m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
-      [priorOf.map((i) => calls[i]!.orgId), priorOf.map((i) => calls[i]!.appId), priorOf.map((i) => body(i).messageId)]);
+      [priorOf.map((i) => calls[i]!.orgId), priorOf.map((i) => calls[i]!.appId), priorOf.map((i) => messageIdOf(calls[i]!))]);
     const prior = new Map(r.rows.map((row) => [`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`, row.result]));
     for (const i of priorOf) {
       const p = prior.get(messageKey(calls[i]!));
-      if (rejected.has(i)) outcomes.set(i, p === undefined ? { result: rejected.get(i)! } : replay(p));
-      else outcomes.set(i, replay(p));
+      if (isTrack(i)) outcomes.set(i, rejectOf(i) && p === undefined ? { result: rejectOf(i)! } : replay(p));
+      else if (p?.profileId) { identifyReplays.push([i, p.profileId]); replaying.add(i); }
+      // Claimed but not answered yet (a concurrent first attempt): the per-call path applies the
+      // identify again; so does this one (a rejected one is answered its rejection).
+      else if (rejectOf(i)) outcomes.set(i, { result: rejectOf(i)! });
+    }
+  }
+  for (const i of refused) if (!outcomes.has(i) && !replaying.has(i)) outcomes.set(i, { result: rejectOf(i)! });
+  if (identifyReplays.length) {
+    const answers = await liveProfiles(c, identifyReplays.map(([, id]) => id));
+    for (const [i, id] of identifyReplays) {
+      const a = answers.get(id);
+      if (a) outcomes.set(i, { result: { status: 200, data: a } });
+      else if (rejectOf(i)) outcomes.set(i, { result: rejectOf(i)! });
     }
   }
 
-  // 3. Identity for the calls claimed here: lock every identifier, read their owners, lock those.
+  // 3. Identity for the calls left: lock every identifier, read their owners, lock those.
   const live = lanes.map((lane) => lane.filter((i) => !outcomes.has(i))).filter((l) => l.length > 0);
   if (live.length === 0) return { outcomes, perCall: [], system: [] };
+  const ids = (i: number) => (calls[i]!.body as TrackBody | IdentifyBody).identifiers;
   const idents = new Map<string, { o: string; a: string; k: string; v: string }>();
   for (const lane of live) {
     for (const i of lane) {
       const call = calls[i]!;
-      for (const [k, v] of pairs(body(i).identifiers)) {
+      for (const [k, v] of pairs(ids(i))) {
         const key = identKey(call.orgId, call.appId, k, v);
         if (!idents.has(key)) idents.set(key, { o: call.orgId, a: call.appId, k, v });
       }
@@ -130,21 +175,25 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     const profileIds = [...new Set(found.rows.map((r) => r.profile_id))];
     owner.clear();
     if (profileIds.length === 0) break;
-    const locked = await c.query<{ id: string; merged_into: string | null }>(
-      'SELECT id, merged_into FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE', [profileIds]);
+    const locked = await c.query<ProfileRow>('SELECT * FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE', [profileIds]);
     if (locked.rows.length !== profileIds.length || locked.rows.some((p) => p.merged_into !== null)) continue; // merged meanwhile
-    const uids = await c.query<{ profile_id: string; value: string }>(
-      `SELECT profile_id, value FROM identifiers WHERE profile_id = ANY($1) AND kind = 'userId'`, [profileIds]);
-    const profs = new Map<string, Prof>(profileIds.map((id) => [id, { id, userId: undefined }]));
-    for (const u of uids.rows) profs.get(u.profile_id)!.userId = u.value;
+    // Every identifier of those profiles: their userIds decide merges, and identify answers list them.
+    const held = await c.query<IdentifierRow & { profile_id: string }>(
+      'SELECT profile_id, kind, value, created_at FROM identifiers WHERE profile_id = ANY($1) ORDER BY created_at, kind, value', [profileIds]);
+    const profs = new Map<string, Prof>(locked.rows.map((row) => [row.id, { id: row.id, userId: undefined, row, ids: [] }]));
+    for (const h of held.rows) {
+      const p = profs.get(h.profile_id)!;
+      p.ids!.push({ kind: h.kind, value: h.value, created_at: h.created_at });
+      if (h.kind === 'userId') p.userId = h.value;
+    }
     for (const r of found.rows) owner.set(identKey(r.org_id, r.app_id, r.kind, r.value), profs.get(r.profile_id)!);
     break;
   }
 
   // 4. Each lane call by call, as resolveProfile would do it; a merge sends the lane back.
-  const newProfiles: Array<{ id: string; o: string; a: string; s: string; e: string; t: string }> = [];
   const newIdents: Array<{ o: string; a: string; k: string; v: string; p: string; t: string }> = [];
-  const landed: Array<[number, string]> = [];
+  const landed: Array<[number, Prof]> = [];
+  const created: Prof[] = [];
   const perCall: number[][] = [];
   const withdrawn: number[] = [];
   for (const lane of live) {
@@ -152,40 +201,75 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     const userHere = new Map<Prof, string>();
     const ownerOf = (k: string) => ownerHere.get(k) ?? owner.get(k);
     const userOf = (p: Prof) => userHere.get(p) ?? p.userId;
-    const profs: typeof newProfiles = [];
-    const ids: typeof newIdents = [];
-    const lands: Array<[number, string]> = [];
+    const fresh: Prof[] = [];
+    const idsHere: typeof newIdents = [];
+    const lands: Array<[number, Prof]> = [];
+    const answers = new Map<number, unknown>();
+    const states = new Map<Prof, { row: ProfileRow; ids: IdentifierRow[]; patch?: Record<string, unknown>; consent?: Record<string, boolean>; touched: boolean }>();
+    const stateOf = (p: Prof) => {
+      let st = states.get(p);
+      if (!st) states.set(p, (st = { row: { ...p.row! }, ids: [...p.ids!], patch: p.patch && { ...p.patch }, consent: p.consent && { ...p.consent }, touched: !!p.touched }));
+      return st;
+    };
     let merges = false;
     for (const i of lane) {
       const call = calls[i]!;
       const now = iso(call.receivedAt);
-      const pr = pairs(body(i).identifiers);
+      const pr = pairs(ids(i));
       const keys = pr.map(([k, v]) => identKey(call.orgId, call.appId, k, v));
       const cands = [...new Set(keys.map(ownerOf).filter((p): p is Prof => p !== undefined))];
       if (cands.length > 1) { merges = true; break; }
-      const callUser = body(i).identifiers.userId;
+      const callUser = ids(i).userId;
       let target: Prof | undefined = cands[0];
       // mergeGroup: a candidate of another user is not this call's profile; it gets its own.
       if (target !== undefined && callUser !== undefined && userOf(target) !== undefined && userOf(target) !== callUser) target = undefined;
       if (target === undefined) {
-        target = { id: newId('prf'), userId: undefined };
-        profs.push({ id: target.id, o: call.orgId, a: call.appId, s: call.sourceId, e: call.environment, t: now });
+        target = {
+          id: newId('prf'), userId: undefined, created: true, ids: [],
+          row: { id: '', org_id: call.orgId, app_id: call.appId, source_id: call.sourceId, environment: call.environment, traits: {}, consent: {}, merged_into: null, created_at: now, updated_at: now },
+        };
+        target.row!.id = target.id;
+        fresh.push(target);
       }
+      const st = stateOf(target);
       // attach: ON CONFLICT DO NOTHING, so identifiers owned already stay where they are.
+      const attached: IdentifierRow[] = [];
       pr.forEach(([k, v], j) => {
         if (ownerOf(keys[j]!) !== undefined) return;
         ownerHere.set(keys[j]!, target!);
         if (k === 'userId') userHere.set(target!, v);
-        ids.push({ o: call.orgId, a: call.appId, k, v, p: target!.id, t: now });
+        idsHere.push({ o: call.orgId, a: call.appId, k, v, p: target!.id, t: now });
+        attached.push({ kind: k, value: v, created_at: now });
       });
-      lands.push([i, target.id]);
+      st.ids.push(...attached.sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.value < b.value ? -1 : 1)));
+      if (call.kind === 'identify') {
+        const plan = plans.get(i) as { apply?: Record<string, unknown>; consent?: Record<string, boolean> };
+        const apply = plan.apply ?? {};
+        if (Object.keys(apply).length || plan.consent !== undefined) {
+          st.patch = mergeInto(st.patch ?? {}, apply);
+          if (plan.consent) st.consent = mergeInto(st.consent ?? {}, plan.consent) as Record<string, boolean>;
+          st.row.traits = mergeInto({ ...st.row.traits }, apply);
+          if (plan.consent) st.row.consent = { ...st.row.consent, ...plan.consent };
+          st.row.updated_at = now;
+          st.touched = true;
+        }
+        answers.set(i, profileResource(st.row, [...st.ids]));
+      }
+      lands.push([i, target]);
     }
-    if (merges) { perCall.push(lane); withdrawn.push(...lane); continue; }
+    if (merges) {
+      perCall.push(lane);
+      // Only the claims won here: a call claimed by someone else keeps their claim.
+      withdrawn.push(...lane.filter(wonBy));
+      continue;
+    }
     for (const [k, p] of ownerHere) owner.set(k, p);
     for (const [p, u] of userHere) p.userId = u;
-    newProfiles.push(...profs);
-    newIdents.push(...ids);
+    for (const [p, st] of states) { p.row = st.row; p.ids = st.ids; p.patch = st.patch; p.consent = st.consent; p.touched = st.touched; }
+    created.push(...fresh);
+    newIdents.push(...idsHere);
     landed.push(...lands);
+    for (const [i, data] of answers) outcomes.set(i, { result: { status: 200, data }, observe: true });
   }
 
   // 5. Writes, one statement each.
@@ -193,15 +277,27 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     await c.query(
       `DELETE FROM messages m USING unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id)
        WHERE m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
-      [withdrawn.map((i) => calls[i]!.orgId), withdrawn.map((i) => calls[i]!.appId), withdrawn.map((i) => body(i).messageId)]);
+      [withdrawn.map((i) => calls[i]!.orgId), withdrawn.map((i) => calls[i]!.appId), withdrawn.map((i) => messageIdOf(calls[i]!))]);
   }
-  if (newProfiles.length) {
+  if (created.length) {
+    // Born with the traits and consent of the identifies that created or touched them here.
     await c.query(
-      `INSERT INTO profiles (id, org_id, app_id, source_id, environment, created_at, updated_at)
-       SELECT id, o, a, s, e, t::timestamptz, t::timestamptz
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(id, o, a, s, e, t)`,
-      [newProfiles.map((x) => x.id), newProfiles.map((x) => x.o), newProfiles.map((x) => x.a), newProfiles.map((x) => x.s),
-        newProfiles.map((x) => x.e), newProfiles.map((x) => x.t)]);
+      `INSERT INTO profiles (id, org_id, app_id, source_id, environment, traits, consent, created_at, updated_at)
+       SELECT id, o, a, s, e, tr::jsonb, co::jsonb, t::timestamptz, u::timestamptz
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS x(id, o, a, s, e, tr, co, t, u)`,
+      [created.map((p) => p.id), created.map((p) => p.row!.org_id), created.map((p) => p.row!.app_id), created.map((p) => p.row!.source_id),
+        created.map((p) => p.row!.environment), created.map((p) => JSON.stringify(p.row!.traits)), created.map((p) => JSON.stringify(p.row!.consent)),
+        created.map((p) => p.row!.created_at), created.map((p) => p.row!.updated_at)]);
+  }
+  // Existing profiles an identify changed: the patches merge on the stored values, as the per-call
+  // path's `traits || patch` does.
+  const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
+  if (changed.length) {
+    await c.query(
+      `UPDATE profiles p SET traits = p.traits || x.tr::jsonb, consent = p.consent || x.co::jsonb, updated_at = x.u::timestamptz
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, tr, co, u) WHERE p.id = x.id`,
+      [changed.map((p) => p.id), changed.map((p) => JSON.stringify(p.patch ?? {})), changed.map((p) => JSON.stringify(p.consent ?? {})),
+        changed.map((p) => p.row!.updated_at)]);
   }
   if (newIdents.length) {
     const r = await c.query(
@@ -216,22 +312,30 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
   }
   const system: EventRecord[] = [];
   if (landed.length) {
-    const recs: string[] = [];
+    const recorded: Array<[number, string]> = [];
     const written: EventRecord[] = [];
-    const created = new Set(newProfiles.map((p) => p.id));
     const touches: Touch[] = [];
-    for (const [i, profileId] of landed) {
+    for (const [i, prof] of landed) {
       const call = calls[i]!;
-      const b = body(i);
+      const identifyCall = call.kind === 'identify';
+      const plan = plans.get(i) as { apply?: Record<string, unknown> } | undefined;
+      touches.push({
+        profileId: prof.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: !!prof.created,
+        ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
+      });
+      if (identifyCall) {
+        if (wonBy(i)) recorded.push([i, JSON.stringify({ profileId: prof.id })]);
+        continue;
+      }
+      const b = call.body as TrackBody;
       const now = iso(call.receivedAt);
       const event: EventRecord = {
-        id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId,
+        id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: prof.id,
         environment: call.environment, event: b.event, properties: b.properties ?? {},
         timestamp: b.timestamp ? new Date(b.timestamp).toISOString() : now, receivedAt: now, messageId: b.messageId,
       };
-      recs.push(JSON.stringify({ event }));
+      recorded.push([i, JSON.stringify({ event })]);
       written.push(event);
-      touches.push({ profileId, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: created.has(profileId), events: [b.event] });
       outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
     }
     // The answers and the segment history rows, one statement.
@@ -239,9 +343,28 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
       `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($5::text[], $6::text[], $7::timestamptz[]))
        UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
        WHERE m.org_id = x.o AND m.app_id = x.a AND m.message_id = x.id`,
-      [landed.map(([i]) => calls[i]!.orgId), landed.map(([i]) => calls[i]!.appId), landed.map(([i]) => body(i).messageId), recs,
+      [recorded.map(([i]) => calls[i]!.orgId), recorded.map(([i]) => calls[i]!.appId), recorded.map(([i]) => messageIdOf(calls[i]!)), recorded.map(([, r]) => r),
         written.map((e) => e.profileId), written.map((e) => e.event), written.map((e) => e.timestamp)]);
     system.push(...await recompute(c, segments, touches));
   }
   return { outcomes, perCall, system };
+}
+
+/** The Profile resources of the live profiles the given ids landed on (or were merged into). */
+async function liveProfiles(c: pg.PoolClient, asked: string[]): Promise<Map<string, unknown>> {
+  const r = await c.query<ProfileRow & { asked: string }>(
+    `SELECT q.id AS asked, p.* FROM profiles q JOIN profiles p ON p.id = COALESCE(q.merged_into, q.id) WHERE q.id = ANY($1)`, [asked]);
+  const liveIds = [...new Set(r.rows.map((x) => x.id))];
+  const held = await c.query<IdentifierRow & { profile_id: string }>(
+    'SELECT profile_id, kind, value, created_at FROM identifiers WHERE profile_id = ANY($1) ORDER BY created_at, kind, value', [liveIds]);
+  const byProfile = new Map<string, IdentifierRow[]>();
+  for (const h of held.rows) {
+    let l = byProfile.get(h.profile_id);
+    if (!l) byProfile.set(h.profile_id, (l = []));
+    l.push({ kind: h.kind, value: h.value, created_at: h.created_at });
+  }
+  return new Map(r.rows.map((row) => {
+    const { asked: key, ...profile } = row;
+    return [key, profileResource(profile, byProfile.get(row.id) ?? [])];
+  }));
 }

@@ -135,15 +135,22 @@ async function merge(c: pg.PoolClient, survivor: ProfileRow, others: ProfileRow[
   return r.rows[0]!;
 }
 
-/** The Profile resource. */
-export async function profileOut(q: { query: pg.Pool['query'] }, row: ProfileRow) {
-  const ids = await q.query<{ kind: string; value: string; created_at: string }>(
-    'SELECT kind, value, created_at FROM identifiers WHERE profile_id = $1 ORDER BY created_at, kind, value', [row.id]);
+export interface IdentifierRow { kind: string; value: string; created_at: string }
+
+/** The Profile resource of a live row and its identifiers (in created_at, kind, value order). */
+export function profileResource(row: Pick<ProfileRow, 'id' | 'org_id' | 'environment' | 'app_id' | 'source_id' | 'traits' | 'consent' | 'merged_into' | 'created_at' | 'updated_at'>, ids: IdentifierRow[]) {
   return {
     id: row.id, orgId: row.org_id, environment: row.environment, appId: row.app_id, sourceId: row.source_id,
     traits: row.traits, consent: row.consent, mergedInto: row.merged_into,
     createdAt: row.created_at, updatedAt: row.updated_at,
-    identifiers: ids.rows.map((i) => ({ kind: i.kind, value: i.value, createdAt: i.created_at })),
-    anonymous: ids.rows.length > 0 && ids.rows.every((i) => i.kind === 'anonymousId'),
+    identifiers: ids.map((i) => ({ kind: i.kind, value: i.value, createdAt: i.created_at })),
+    anonymous: ids.length > 0 && ids.every((i) => i.kind === 'anonymousId'),
   };
+}
+
+/** The Profile resource, read. */
+export async function profileOut(q: { query: pg.Pool['query'] }, row: ProfileRow) {
+  const ids = await q.query<IdentifierRow>(
+    'SELECT kind, value, created_at FROM identifiers WHERE profile_id = $1 ORDER BY created_at, kind, value', [row.id]);
+  return profileResource(row, ids.rows);
 }

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
 import { identKey, resolveProfile, profileOut } from './identity.js';
-import { bulkTrack, fallsBack, iso, QUARANTINED, replay, type CallOutcome } from './bulk.js';
+import { bulkApply, fallsBack, iso, QUARANTINED, replay, type CallOutcome, type Plan } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { recompute, type SegmentCache } from './segments/mod.js';
 import {
@@ -86,7 +86,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   // used once in the batch) take the bulk path (bulk.ts): many calls per transaction, one statement
   // per step. The others run call by call, each call in its own transaction.
   const lanes = lanesOf(calls);
-  const { bulk, perCall, rejected } = splitLanes(calls, lanes, snaps, sourceError, settle);
+  const { bulk, perCall, plans } = splitLanes(calls, lanes, snaps, sourceError, settle);
 
   const runLanes = async (list: number[][], width: number) => {
     let next = 0;
@@ -102,7 +102,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
     for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
       let out;
       try {
-        out = await bulkTrack(ctx.pool, ctx.segments, calls, chunk, rejected);
+        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans);
       } catch (e) {
         // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
         if (!fallsBack(e)) throw e;
@@ -148,9 +148,10 @@ function chunksOf(lanes: number[][], max: number): number[][][] {
 }
 
 /**
- * Bulk lanes: only track calls, none promoted or held, each messageId used by one call of the batch.
- * Calls of a refused source are answered here (they write nothing). Governance is pure: rejects are
- * known up front (they are answered in the bulk transaction, which looks up their messageIds).
+ * Bulk lanes: track calls and identify calls with nothing to hold, none promoted, each messageId
+ * used by one call of the batch. Calls of a refused source are answered here (they write nothing).
+ * Governance is pure: its decisions (rejections, the traits and consent an identify applies) are
+ * known up front and travel to the bulk transaction as plans.
  */
 function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, CatalogSnapshot>,
   sourceError: (call: IngestCall) => CallResult | undefined, settle: (i: number, out: CallOutcome) => void) {
@@ -163,29 +164,42 @@ function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, C
   }
   const bulk: number[][] = [];
   const perCall: number[][] = [];
-  const rejected = new Map<number, CallResult>();
+  const plans = new Map<number, Plan>();
+  const planOf = (call: IngestCall): Plan | undefined => {
+    const snap = snaps.get(call.orgId)!;
+    if (call.kind === 'track') {
+      const v = checkTrack(snap, call.body as TrackBody, false);
+      return v.kind === 'hold' ? undefined : v.kind === 'reject' ? { reject: err(422, v.code, v.message) } : {};
+    }
+    const { traits, consent } = splitConsent((call.body as IdentifyBody).traits);
+    const v = checkIdentify(snap, traits, false);
+    if (v.kind === 'reject') return { reject: err(422, v.code, v.message) };
+    return Object.keys(v.held).length ? undefined : { apply: v.apply, consent };
+  };
   for (const lane of lanes) {
+    const lanePlans = new Map<number, Plan>();
     const plain = lane.every((i) => {
       const call = calls[i]!;
       if (sourceError(call)) return true;
-      if (call.kind !== 'track' || call.promoted) return false;
-      const body = call.body as TrackBody;
-      if (typeof body.messageId !== 'string' || uses.get(`${call.orgId}\u0000${call.appId}\u0000${body.messageId}`) !== 1) return false;
-      return checkTrack(snaps.get(call.orgId)!, body, false).kind !== 'hold';
+      if (call.promoted) return false;
+      const m = (call.body as { messageId?: string }).messageId;
+      if (call.kind === 'track' && typeof m !== 'string') return false;
+      if (typeof m === 'string' && uses.get(`${call.orgId}\u0000${call.appId}\u0000${m}`) !== 1) return false;
+      const plan = planOf(call);
+      if (plan) lanePlans.set(i, plan);
+      return plan !== undefined;
     });
     if (!plain) { perCall.push(lane); continue; }
     const kept: number[] = [];
     for (const i of lane) {
-      const call = calls[i]!;
-      const refused = sourceError(call);
+      const refused = sourceError(calls[i]!);
       if (refused) { settle(i, { result: refused }); continue; }
-      const verdict = checkTrack(snaps.get(call.orgId)!, call.body as TrackBody, false);
-      if (verdict.kind === 'reject') rejected.set(i, err(422, verdict.code, verdict.message));
+      plans.set(i, lanePlans.get(i)!);
       kept.push(i);
     }
     if (kept.length) bulk.push(kept);
   }
-  return { bulk, perCall, rejected };
+  return { bulk, perCall, plans };
 }
 
 

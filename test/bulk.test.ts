@@ -135,3 +135,58 @@ t.test('200 track calls over 20 users in batches: one profile per user', async (
     t.ok(ps.has(p.id));
   }
 });
+
+t.test('identify calls in a batch: each answer is the profile as that call left it, the same as one by one', async (t) => {
+  const f = await createAppFixture(s);
+  t.equal((await admin(f, 'POST', '/v1/catalog/traits', { name: 'secret', type: 'string' })).status, 201);
+  t.equal((await admin(f, 'POST', '/v1/catalog/traits/secret/state', { state: 'denied' })).status, 200);
+  const known = uid('user');
+  const before = await identify(f, { identifiers: { userId: known }, traits: { plan: 'free', keep: 1 } });
+  t.equal(before.status, 200);
+  const a = uid('anon'), b = uid('anon'), m1 = uid('m'), m2 = uid('m');
+  const calls = [
+    /* 0 */ { type: 'identify', identifiers: { anonymousId: a }, traits: { name: 'Ann' }, messageId: m1 },
+    /* 1 */ { type: 'identify', identifiers: { anonymousId: a, email: `${a}@example.com` }, traits: { plan: 'pro', consent: { email: true } } },
+    /* 2 */ { type: 'track', identifiers: { anonymousId: a }, event: 'Clicked', messageId: uid('m') },
+    /* 3 */ { type: 'identify', identifiers: { userId: known }, traits: { plan: 'team' }, messageId: m2 },
+    /* 4 */ { type: 'identify', identifiers: { anonymousId: b }, traits: { secret: 'x' } },
+    /* 5 */ { type: 'identify', identifiers: { userId: known } },
+  ];
+  const r = await batch(f, calls);
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  const out = r.body.data;
+  t.same(out.map((x: any) => [x.status, x.error?.code ?? null]), [[200, null], [200, null], [201, null], [200, null], [422, 'trait_denied'], [200, null]]);
+  t.same(out[0].data.traits, { name: 'Ann' }, 'the first answer does not show the later call');
+  t.same(kindsOf(out[0].data), [`anonymousId=${a}`]);
+  t.equal(out[0].data.anonymous, true);
+  t.same(out[1].data.traits, { name: 'Ann', plan: 'pro' }, 'consent is not a trait');
+  t.same(out[1].data.consent, { email: true });
+  t.same(kindsOf(out[1].data), [`anonymousId=${a}`, `email=${a}@example.com`].sort());
+  t.equal(out[1].data.id, out[0].data.id, 'one lane, one profile');
+  t.equal(out[2].data.profileId, out[0].data.id);
+  t.equal(out[3].data.id, before.body.data.id, 'the existing profile');
+  t.same(out[3].data.traits, { plan: 'team', keep: 1 }, 'merged onto the stored traits');
+  t.equal(out[3].data.createdAt, before.body.data.createdAt);
+  t.ok(out[3].data.updatedAt >= before.body.data.updatedAt);
+  t.same(out[5].data, out[3].data, 'an identify without traits changes nothing, updatedAt included');
+  t.same((await lookup(f, 'anonymousId', b)).body.data, [], 'the rejected call wrote nothing');
+
+  // What is stored equals what was answered.
+  const stored = await call(s.url, 'GET', `/v1/profiles/${out[1].data.id}`, { token: f.admin });
+  t.same(stored.body.data, out[1].data, 'stored profile = the last answer of its lane');
+  t.same((await call(s.url, 'GET', `/v1/profiles/${out[3].data.id}`, { token: f.admin })).body.data, out[5].data);
+
+  // Replays answer the profile as it is now and apply nothing.
+  const again = await batch(f, [calls[0], { ...calls[3], traits: { plan: 'ignored' } }]);
+  t.same(again.body.data.map((x: any) => x.status), [200, 200]);
+  t.same(again.body.data[0].data, stored.body.data, 'identify replay: the profile now');
+  t.equal(again.body.data[1].data.traits.plan, 'team', 'the replay applied nothing');
+
+  // The same calls one by one (per-call path) give the same shapes.
+  const c = uid('anon');
+  const one = await identify(f, { identifiers: { anonymousId: c }, traits: { name: 'Cy' } });
+  const two = await identify(f, { identifiers: { anonymousId: c, email: `${c}@example.com` }, traits: { plan: 'pro', consent: { email: true } } });
+  t.same(Object.keys(one.body.data).sort(), Object.keys(out[0].data).sort());
+  t.same(two.body.data.traits, { name: 'Cy', plan: 'pro' });
+  t.same(two.body.data.consent, out[1].data.consent);
+});
