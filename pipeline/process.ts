@@ -82,9 +82,9 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   };
 
   // Calls that share an identifier form a lane and run in arrival order (one profile's writes never
-  // reorder); lanes run concurrently. Lanes of plain track calls (not promoted, not held, messageId
-  // used once in the batch) take the bulk path (bulk.ts): many calls per transaction, one statement
-  // per step. The others run call by call, each call in its own transaction.
+  // reorder); lanes run concurrently. Lanes of plain calls (track and identify, not promoted,
+  // nothing held, messageId used once in the batch) take the bulk path (bulk.ts): many calls per
+  // transaction, one statement per step. The others run call by call, each in its own transaction.
   const lanes = lanesOf(calls);
   const { bulk, perCall, plans } = splitLanes(calls, lanes, snaps, sourceError, settle);
 
