@@ -38,7 +38,10 @@ export interface Engine { close(): Promise<void> }
 
 export function startEngine(o: EngineOptions): Engine {
   const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
-  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events)) : undefined;
+  // Few large inserts: every insert is a ClickHouse part to merge later, and merges cost CPU that
+  // ingestion needs. (With JetStream nobody waits for these writes; in-process the batch is what
+  // is queued, since answers wait for their events.)
+  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: 250 }) : undefined;
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
   const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
     const out = await run.run(calls);

@@ -25,7 +25,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
       return consumers.add(startBatchConsumer({
         nc, connected: ctx.connected, js, stream: names.eventsStream, durable: names.eventsConsumer, log,
         maxBatch: o?.maxBatch ?? DEFAULT_MAX_BATCH, maxInFlight: o?.maxInFlight ?? 2,
-        lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
+        lingerMs: o?.lingerMs ?? ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
         // A failing writer (ClickHouse down) backs off up to 30 s between attempts.
         nakDelayMs: (count) => Math.min(30_000, 1_000 * 2 ** Math.max(0, count - 1)),
         decode: (m: JsMsg) => decodeEventRecord(m.data),

@@ -6,6 +6,11 @@ export interface ConsumeOptions {
   maxBatch?: number;
   /** Batches of this consumer running at once (backpressure stays in the stream); default 1 in-process, 2 on JetStream. */
   maxInFlight?: number;
+  /**
+   * JetStream: how long a batch waits to fill before it goes (default 1 ms). The in-process stream
+   * hands over what is queued at once: there, a publisher waits for its events to be written.
+   */
+  lingerMs?: number;
 }
 
 export interface Consumer { close(): Promise<void> }
