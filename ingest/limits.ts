@@ -22,6 +22,15 @@ export class Limits {
   private loading = new Map<string, Promise<OrgLimits>>();
   private buckets = new Map<string, Bucket>();
   private unflushed = new Map<string, number>();
+  /** Counts being written by the flush in progress: still counted until the stored usage has them. */
+  private flushing = new Map<string, number>();
+  /** Loads and flushes run one at a time, so a load never reads usage a flush is still writing. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.catch(() => {});
+    return p;
+  }
   private timer: NodeJS.Timeout;
 
   constructor(private readonly pool: pg.Pool, private readonly log: Logger) {
@@ -33,10 +42,10 @@ export class Limits {
     let p = this.loading.get(orgId);
     if (p) return p;
     const m = month();
-    p = this.pool.query(
+    p = this.serial(() => this.pool.query(
       `SELECT o.limits, COALESCE(u.events, 0) AS used FROM orgs o
        LEFT JOIN org_usage u ON u.org_id = o.id AND u.month = $2 WHERE o.id = $1`, [orgId, m],
-    ).then((r) => {
+    )).then((r) => {
       const row = r.rows[0] ?? { limits: {}, used: 0 };
       const l = { ...DEFAULT_LIMITS, ...row.limits };
       const v: OrgLimits = { ratePerSecond: l.ratePerSecond, burst: l.burst, monthlyEvents: l.monthlyEvents, loadedAt: Date.now(), used: Number(row.used), month: m };
@@ -67,7 +76,7 @@ export class Limits {
       return { ok: false, code: 'rate_limited', retryAfter };
     }
     b.tokens -= calls;
-    const used = l.used + (this.unflushed.get(orgId) ?? 0);
+    const used = l.used + (this.unflushed.get(orgId) ?? 0) + (this.flushing.get(orgId) ?? 0);
     return { ok: true, quotaLeft: l.monthlyEvents === null ? Infinity : Math.max(0, l.monthlyEvents - used) };
   }
 
@@ -76,22 +85,27 @@ export class Limits {
     this.unflushed.set(orgId, (this.unflushed.get(orgId) ?? 0) + n);
   }
 
-  async flush() {
-    if (this.unflushed.size === 0) return;
-    const batch = this.unflushed;
-    this.unflushed = new Map();
-    const ids = [...batch.keys()];
-    const counts = ids.map((id) => batch.get(id)!);
-    try {
-      await this.pool.query(
-        `INSERT INTO org_usage (org_id, month, events) SELECT id, $3, n FROM unnest($1::text[], $2::bigint[]) AS t(id, n)
-         ON CONFLICT (org_id, month) DO UPDATE SET events = org_usage.events + EXCLUDED.events`, [ids, counts, month()]);
-      // Local view until the next reload.
-      for (const [id, n] of batch) { const l = this.orgs.get(id); if (l) l.used += n; }
-    } catch (err) {
-      this.log.warn('usage flush failed; will retry', { err: err as Error });
-      for (const [id, n] of batch) this.count(id, n);
-    }
+  flush(): Promise<void> {
+    return this.serial(async () => {
+      if (this.unflushed.size === 0) return;
+      const batch = this.unflushed;
+      this.unflushed = new Map();
+      this.flushing = batch;
+      const ids = [...batch.keys()];
+      const counts = ids.map((id) => batch.get(id)!);
+      try {
+        await this.pool.query(
+          `INSERT INTO org_usage (org_id, month, events) SELECT id, $3, n FROM unnest($1::text[], $2::bigint[]) AS t(id, n)
+           ON CONFLICT (org_id, month) DO UPDATE SET events = org_usage.events + EXCLUDED.events`, [ids, counts, month()]);
+        // Local view until the next reload (which, after this, reads them stored).
+        for (const [id, n] of batch) { const l = this.orgs.get(id); if (l) l.used += n; }
+      } catch (err) {
+        this.log.warn('usage flush failed; will retry', { err: err as Error });
+        for (const [id, n] of batch) this.count(id, n);
+      } finally {
+        this.flushing = new Map();
+      }
+    });
   }
 
   async close() { clearInterval(this.timer); await this.flush(); }
