@@ -55,6 +55,8 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
     const sig = h['svix-signature'] ?? h['webhook-signature'] ?? '';
     const body = req.raw ?? Buffer.alloc(0);
     if (!verifySignature(d.secrets.decrypt(src.secret_enc), id, ts, body, sig)) return text(401, 'invalid signature');
+    // The id becomes the call's messageId (`webhook:<id>`, at most 200 characters like any messageId).
+    if (id.length > 192) return text(400, 'bad payload');
 
     let payload: any;
     try { payload = JSON.parse(body.toString('utf8')); } catch { return text(400, 'bad payload'); }

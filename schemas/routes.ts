@@ -89,18 +89,23 @@ const Identifiers = Type.Object(
   },
 );
 
+/** Stored as a permanent dedup key (an index entry): bounded like identifier values. */
+const MessageId = (description: string) => Type.String({ minLength: 1, maxLength: 200, description: `${description} 1 to 200 characters.` });
+
 const IdentifyData = Type.Object(
   {
     sourceId: Type.String({ minLength: 1, description: 'The write is attributed to this source\'s parent app.' }),
     identifiers: Identifiers,
     traits: Type.Optional(AnyObject({
+      // Trait names become catalog names (1 to 200 characters, interface.md "Limits").
+      propertyNames: { minLength: 1, maxLength: 200 },
       description:
-        'Any members. `consent`, when an object of booleans, is merged into `profile.consent` and not stored as a trait. ' +
+        'Any members, named with 1 to 200 characters (trait names are catalog names). `consent`, when an object of booleans, is merged into `profile.consent` and not stored as a trait. ' +
         'Canonical validations (the only source of `trait_validation_failed`): `email` an e-mail address; `phone` E.164; ' +
         '`createdAt` ISO 8601 date-time; `birthday` ISO 8601 date; `website` and `avatar` absolute http(s) URLs; `age` a number from 0 to 150.',
     })),
     timestamp: Type.Optional(DateTime),
-    messageId: Type.Optional(Type.String({ description: 'When given, dedups like a track `messageId`.' })),
+    messageId: Type.Optional(MessageId('When given, dedups like a track `messageId`.')),
   },
   { title: 'IdentifyData' },
 );
@@ -112,7 +117,7 @@ const TrackData = Type.Object(
     event: Type.String({ minLength: 1, maxLength: 200 }),
     properties: Type.Optional(AnyObject()),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to `receivedAt`.' })),
-    messageId: Type.String({ minLength: 1, description: 'Dedup key, per (org, app) and permanent.' }),
+    messageId: MessageId('Dedup key, per (org, app) and permanent.'),
   },
   { title: 'TrackData' },
 );
@@ -408,7 +413,7 @@ export const routes: RouteDef[] = [
     autoErrors: false,
     ok: {
       200: text('`ok`'),
-      400: text('`bad payload`'),
+      400: text('`bad payload` (also for a message id over 192 characters: it becomes the call\'s messageId)'),
       401: text('`invalid signature` (also when the source has no secret configured)'),
       403: text('`source archived`'),
       404: text('`unknown source`'),

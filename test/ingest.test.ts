@@ -3,6 +3,7 @@
 // deny-list, permissive registration, the strict policy with its quarantine, batch, the read routes
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.
 import t, { type Test } from 'tap';
+import { randomBytes } from 'node:crypto';
 import { startServer, call, createOrg, expectError, poll, sleep, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
@@ -810,4 +811,25 @@ t.test('batch: 500 calls (the maximum) in one request', async (t) => {
   const ev = await waitEvents(f, { event: 'Bulk', limit: 100 }, 100, 10_000);
   t.equal(ev.body?.data?.length, 100, 'a full page of the 250 tracked events');
   t.equal(ev.body?.meta?.hasMore, true, 'and more');
+});
+
+t.test('over-long messageIds and trait names are 422 for their call only (they would not fit an index)', async (t) => {
+  const f = await fixture();
+  // Random, so Postgres cannot compress it under its index-row limit.
+  const long = randomBytes(1500).toString('hex');
+  const at = 'x'.repeat(201);
+  expectError(t, await track(f, { identifiers: { anonymousId: uid('a') }, event: 'E', messageId: long }), 422, 'validation_failed', 'track messageId of 3,000', '/data/messageId');
+  expectError(t, await track(f, { identifiers: { anonymousId: uid('a') }, event: 'E', messageId: at }), 422, 'validation_failed', 'track messageId of 201', '/data/messageId');
+  t.equal((await track(f, { identifiers: { anonymousId: uid('a') }, event: 'E', messageId: 'm'.repeat(200) })).status, 201, 'messageId of 200');
+  expectError(t, await identify(f, { identifiers: { anonymousId: uid('a') }, messageId: long }), 422, 'validation_failed', 'identify messageId', '/data/messageId');
+  expectError(t, await identify(f, { identifiers: { anonymousId: uid('a') }, traits: { [long]: 1 } }), 422, 'validation_failed', 'trait name of 3,000', '/data/traits');
+  expectError(t, await identify(f, { identifiers: { anonymousId: uid('a') }, traits: { '': 1 } }), 422, 'validation_failed', 'empty trait name', '/data/traits');
+  const ok = uid('a');
+  const r = await batch(f, [
+    { type: 'track', identifiers: { anonymousId: uid('a') }, event: 'E', messageId: long },
+    { type: 'identify', identifiers: { anonymousId: uid('a') }, traits: { [long]: 1 } },
+    { type: 'track', identifiers: { anonymousId: ok }, event: 'E', messageId: uid('m') },
+  ]);
+  t.equal(r.status, 200, r.text.slice(0, 200));
+  t.same(r.body.data.map((x: any) => [x.status, x.error?.code ?? null]), [[422, 'validation_failed'], [422, 'validation_failed'], [201, null]], 'the good call of the batch is written');
 });

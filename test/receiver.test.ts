@@ -171,6 +171,15 @@ t.test('malformed payloads are 400 bad payload', async (t) => {
   for (const [what, body] of cases) expectText(t, await post(idp.source.id, sign(idp.secret, body)), 400, 'bad payload', what);
 });
 
+t.test('a signed message id longer than 192 characters is 400 bad payload; 192 is accepted', async (t) => {
+  const idp = await idpSource();
+  const user = uid('user');
+  expectText(t, await post(idp.source.id, sign(idp.secret, userEvent('user.created', user), { id: `msg_${'x'.repeat(189)}` })), 400, 'bad payload', 'id of 193');
+  t.same((await lookup(idp.f, 'idpId', user)).body?.data, [], 'nothing applied');
+  expectText(t, await post(idp.source.id, sign(idp.secret, userEvent('user.created', user), { id: `msg_${'x'.repeat(188)}` })), 200, 'ok', 'id of 192');
+  t.equal((await lookup(idp.f, 'idpId', user)).body?.data?.length, 1, 'applied');
+});
+
 t.test('the same svix-id delivered twice is applied once', async (t) => {
   const idp = await idpSource();
   const user = uid('user');

@@ -15,10 +15,16 @@ export async function openClickhouse(opts: { url?: string; dataDir: string }): P
     const client = createClient({ url: opts.url, clickhouse_settings: { async_insert: 0 } });
     return { client, embedded: false, close: () => client.close() };
   }
+  const { Session } = await import('chdb');
   const { createChdbConnection } = await import('chdb/connection');
   const path = join(opts.dataDir, 'ch');
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const unlock = lockDir(path, 'ClickHouse');
+  // The first session on a path starts the engine with its arguments; the connection below joins
+  // it. An idle engine thread keeps three /proc/self/task/<tid>/* descriptors open (per-thread
+  // metrics), and by default the engine keeps up to 1,000 idle threads: under load that grew by
+  // hundreds of descriptors. With no idle threads kept, finished threads release theirs.
+  const engine = new Session(path, { connectionArgs: ['--max_thread_pool_free_size=0'] });
   const client = createClient({ connection: createChdbConnection({ path }) } as any);
-  return { client, embedded: true, async close() { await client.close(); unlock(); } };
+  return { client, embedded: true, async close() { await client.close(); engine.close(); unlock(); } };
 }
