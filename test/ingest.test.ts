@@ -4,7 +4,7 @@
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, createOrg, expectError, poll, sleep, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
+import { startServer, call, expectError, poll, sleep, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
