@@ -3,18 +3,16 @@
 // locks and lookups, profile locks, new profiles and identifiers, trait writes, recorded answers).
 // It gives each call the outcome the per-call path (process.ts `track` / `identify` + identity.ts
 // `resolveProfile`) would give it run lane by lane in arrival order:
-//   - stored messageIds first (a replay answers the original, whatever governance says now), then
-//     identity; new messageIds are stored with their answers at the end;
-//   - a rejected call writes nothing (its messageId is only looked up, never stored);
+//   - claims first (a replay answers the original, whatever governance says now), then identity;
+//   - a rejected call writes nothing (its messageId is only looked up, never claimed);
 //   - identity is simulated call by call per lane on the identifier owners read under the same
 //     locks resolveProfile takes (advisory locks per identifier in key order, then the profile rows
 //     FOR UPDATE in id order, re-read when one was merged meanwhile). A call that would merge
-//     profiles sends its whole lane back to the per-call path (nothing of that lane is written here);
+//     profiles sends its whole lane back to the per-call path (the claims this transaction won for
+//     the lane are withdrawn, so nothing of that lane is written here);
 //   - an identify's answer is the profile as that call left it (later calls of the lane excluded).
-// Lock order inside the transaction: advisory locks (sorted), profile rows (sorted), messageIds
-// (sorted); the per-call path takes its messageId first. Two transactions meeting in both orders
-// (the same new messageId with the same identifiers, at once) deadlock; Postgres cancels one and
-// its chunk reruns call by call (`fallsBack`).
+// Lock order inside the transaction: messageId claims (sorted), advisory locks (sorted), profile
+// rows (sorted); the per-call path takes one claim, then advisory locks, then profile rows.
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
@@ -100,28 +98,42 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
   const isTrack = (i: number) => calls[i]!.kind === 'track';
   const rejectOf = (i: number) => { const p = plans.get(i); return p && 'reject' in p ? p.reject : undefined; };
 
-  // 1. Calls whose messageId is stored (committed) answer the original, rejected ones included. The
-  //    others store theirs at the end together with their answers (step 5): one write per call. A
-  //    concurrent transaction storing the same messageId first makes that insert come up short,
-  //    and the chunk goes back to the per-call path, which answers such a call as a replay.
+  // 1. Claim the messageIds of accepted calls, in key order.
   const accepted: number[] = [];
   const refused: number[] = [];
   for (const lane of lanes) for (const i of lane) (rejectOf(i) ? refused : accepted).push(i);
-  const keyed = [...accepted, ...refused].filter((i) => messageIdOf(calls[i]!) !== undefined);
+  const claiming = accepted.filter((i) => messageIdOf(calls[i]!) !== undefined);
+  const sorted = claiming.map((i) => [messageKey(calls[i]!), i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const won = new Set<string>();
+  if (sorted.length) {
+    const r = await c.query<{ org_id: string; app_id: string; message_id: string }>(
+      `INSERT INTO messages (org_id, app_id, message_id, kind, result)
+       SELECT o, a, m, k, '{}'::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(o, a, m, k)
+       ON CONFLICT DO NOTHING RETURNING org_id, app_id, message_id`,
+      [sorted.map(([, i]) => calls[i]!.orgId), sorted.map(([, i]) => calls[i]!.appId), sorted.map(([, i]) => messageIdOf(calls[i]!)),
+        sorted.map(([, i]) => calls[i]!.kind)]);
+    for (const row of r.rows) won.add(`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`);
+  }
+  const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
+
+  // 2. Calls claimed before (by anyone) answer the original; rejected calls too when claimed before.
+  //    An identify answers the profile it landed on (or its survivor) as it is now.
+  const priorOf = [...claiming.filter((i) => !wonBy(i)), ...refused.filter((i) => messageIdOf(calls[i]!) !== undefined)];
   const identifyReplays: Array<[number, string]> = [];
   const replaying = new Set<number>();
-  if (keyed.length) {
+  if (priorOf.length) {
     const r = await c.query<{ org_id: string; app_id: string; message_id: string; result: any }>(
       `SELECT m.org_id, m.app_id, m.message_id, m.result FROM messages m
        JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id) ON m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
-      [keyed.map((i) => calls[i]!.orgId), keyed.map((i) => calls[i]!.appId), keyed.map((i) => messageIdOf(calls[i]!))]);
+      [priorOf.map((i) => calls[i]!.orgId), priorOf.map((i) => calls[i]!.appId), priorOf.map((i) => messageIdOf(calls[i]!))]);
     const prior = new Map(r.rows.map((row) => [`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`, row.result]));
-    for (const i of keyed) {
+    for (const i of priorOf) {
       const p = prior.get(messageKey(calls[i]!));
-      if (p === undefined) continue;
-      // An identify answers the profile it landed on (or its survivor) as it is now.
-      if (isTrack(i)) outcomes.set(i, replay(p));
-      else if (p.profileId) { identifyReplays.push([i, p.profileId]); replaying.add(i); }
+      if (isTrack(i)) outcomes.set(i, rejectOf(i) && p === undefined ? { result: rejectOf(i)! } : replay(p));
+      else if (p?.profileId) { identifyReplays.push([i, p.profileId]); replaying.add(i); }
+      // Claimed but not answered yet (a concurrent first attempt): the per-call path applies the
+      // identify again; so does this one (a rejected one is answered its rejection).
+      else if (rejectOf(i)) outcomes.set(i, { result: rejectOf(i)! });
     }
   }
   for (const i of refused) if (!outcomes.has(i) && !replaying.has(i)) outcomes.set(i, { result: rejectOf(i)! });
@@ -183,6 +195,7 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
   const landed: Array<[number, Prof]> = [];
   const created: Prof[] = [];
   const perCall: number[][] = [];
+  const withdrawn: number[] = [];
   for (const lane of live) {
     const ownerHere = new Map<string, Prof>();
     const userHere = new Map<Prof, string>();
@@ -244,7 +257,12 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
       }
       lands.push([i, target]);
     }
-    if (merges) { perCall.push(lane); continue; } // nothing of it was written
+    if (merges) {
+      perCall.push(lane);
+      // Only the claims won here: a call claimed by someone else keeps their claim.
+      withdrawn.push(...lane.filter(wonBy));
+      continue;
+    }
     for (const [k, p] of ownerHere) owner.set(k, p);
     for (const [p, u] of userHere) p.userId = u;
     for (const [p, st] of states) { p.row = st.row; p.ids = st.ids; p.patch = st.patch; p.consent = st.consent; p.touched = st.touched; }
@@ -255,6 +273,12 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
   }
 
   // 5. Writes, one statement each.
+  if (withdrawn.length) {
+    await c.query(
+      `DELETE FROM messages m USING unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id)
+       WHERE m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
+      [withdrawn.map((i) => calls[i]!.orgId), withdrawn.map((i) => calls[i]!.appId), withdrawn.map((i) => messageIdOf(calls[i]!))]);
+  }
   if (created.length) {
     // Born with the traits and consent of the identifies that created or touched them here.
     await c.query(
@@ -300,7 +324,7 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
         ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
       });
       if (identifyCall) {
-        if (messageIdOf(call) !== undefined) recorded.push([i, JSON.stringify({ profileId: prof.id })]);
+        if (wonBy(i)) recorded.push([i, JSON.stringify({ profileId: prof.id })]);
         continue;
       }
       const b = call.body as TrackBody;
@@ -314,18 +338,13 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
       written.push(event);
       outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
     }
-    // The messageIds with their answers, and the segment history rows: one statement. Key order,
-    // like every lock here.
-    recorded.sort((x, y) => { const a = messageKey(calls[x[0]]!), b = messageKey(calls[y[0]]!); return a < b ? -1 : a > b ? 1 : 0; });
-    const stored = await c.query(
-      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($6::text[], $7::text[], $8::timestamptz[]))
-       INSERT INTO messages (org_id, app_id, message_id, kind, result)
-       SELECT o, a, id, k, r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(o, a, id, k, r)
-       ON CONFLICT DO NOTHING`,
-      [recorded.map(([i]) => calls[i]!.orgId), recorded.map(([i]) => calls[i]!.appId), recorded.map(([i]) => messageIdOf(calls[i]!)),
-        recorded.map(([i]) => calls[i]!.kind), recorded.map(([, r]) => r),
+    // The answers and the segment history rows, one statement.
+    await c.query(
+      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($5::text[], $6::text[], $7::timestamptz[]))
+       UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
+       WHERE m.org_id = x.o AND m.app_id = x.a AND m.message_id = x.id`,
+      [recorded.map(([i]) => calls[i]!.orgId), recorded.map(([i]) => calls[i]!.appId), recorded.map(([i]) => messageIdOf(calls[i]!)), recorded.map(([, r]) => r),
         written.map((e) => e.profileId), written.map((e) => e.event), written.map((e) => e.timestamp)]);
-    if (stored.rowCount !== recorded.length) throw new BulkFallback('a messageId was stored concurrently');
     system.push(...await recompute(c, segments, touches));
   }
   return { outcomes, perCall, system };
