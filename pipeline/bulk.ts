@@ -15,8 +15,8 @@
 // rows (sorted); the per-call path takes one claim, then advisory locks, then profile rows.
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
-import { tx } from './store/postgres.js';
+import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
+import { isConcurrencyFailure, tx } from './store/postgres.js';
 import { recompute, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
@@ -51,7 +51,7 @@ export class BulkFallback extends Error {}
 export function fallsBack(e: unknown): boolean {
   if (e instanceof BulkFallback) return true;
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code === '40P01' || code === '40001');
+  return (typeof code === 'string' && code.startsWith('22')) || isConcurrencyFailure(e);
 }
 
 export const QUARANTINED = { status: 'quarantined' };
@@ -178,14 +178,11 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     const locked = await c.query<ProfileRow>('SELECT * FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE', [profileIds]);
     if (locked.rows.length !== profileIds.length || locked.rows.some((p) => p.merged_into !== null)) continue; // merged meanwhile
     // Every identifier of those profiles: their userIds decide merges, and identify answers list them.
-    const held = await c.query<IdentifierRow & { profile_id: string }>(
-      'SELECT profile_id, kind, value, created_at FROM identifiers WHERE profile_id = ANY($1) ORDER BY created_at, kind, value', [profileIds]);
-    const profs = new Map<string, Prof>(locked.rows.map((row) => [row.id, { id: row.id, userId: undefined, row, ids: [] }]));
-    for (const h of held.rows) {
-      const p = profs.get(h.profile_id)!;
-      p.ids!.push({ kind: h.kind, value: h.value, created_at: h.created_at });
-      if (h.kind === 'userId') p.userId = h.value;
-    }
+    const held = await identifiersOf(c, profileIds);
+    const profs = new Map<string, Prof>(locked.rows.map((row) => {
+      const ids = held.get(row.id)!;
+      return [row.id, { id: row.id, userId: ids.find((i) => i.kind === 'userId')?.value, row, ids }];
+    }));
     for (const r of found.rows) owner.set(identKey(r.org_id, r.app_id, r.kind, r.value), profs.get(r.profile_id)!);
     break;
   }
@@ -354,17 +351,9 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
 async function liveProfiles(c: pg.PoolClient, asked: string[]): Promise<Map<string, unknown>> {
   const r = await c.query<ProfileRow & { asked: string }>(
     `SELECT q.id AS asked, p.* FROM profiles q JOIN profiles p ON p.id = COALESCE(q.merged_into, q.id) WHERE q.id = ANY($1)`, [asked]);
-  const liveIds = [...new Set(r.rows.map((x) => x.id))];
-  const held = await c.query<IdentifierRow & { profile_id: string }>(
-    'SELECT profile_id, kind, value, created_at FROM identifiers WHERE profile_id = ANY($1) ORDER BY created_at, kind, value', [liveIds]);
-  const byProfile = new Map<string, IdentifierRow[]>();
-  for (const h of held.rows) {
-    let l = byProfile.get(h.profile_id);
-    if (!l) byProfile.set(h.profile_id, (l = []));
-    l.push({ kind: h.kind, value: h.value, created_at: h.created_at });
-  }
+  const held = await identifiersOf(c, [...new Set(r.rows.map((x) => x.id))]);
   return new Map(r.rows.map((row) => {
     const { asked: key, ...profile } = row;
-    return [key, profileResource(profile, byProfile.get(row.id) ?? [])];
+    return [key, profileResource(profile, held.get(row.id)!)];
   }));
 }

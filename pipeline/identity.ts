@@ -3,9 +3,9 @@
 // statement in key order (no deadlock between calls), serialize calls that share an identifier;
 // profile rows are then locked FOR UPDATE, and a profile found merged meanwhile restarts the
 // lookup (identifiers have moved to the survivor), as PostHog does for person merges.
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from './ids.js';
+import { advisoryKey } from './store/postgres.js';
 import type { Identifiers, IdentifierKind } from './types.js';
 
 export const IDENTIFIER_KINDS: IdentifierKind[] = ['anonymousId', 'userId', 'idpId', 'email'];
@@ -22,14 +22,11 @@ export interface ResolveInput {
   orgId: string; appId: string; sourceId: string; environment: string; identifiers: Identifiers; now: string;
 }
 
-/** Signed 64-bit lock key of one identifier. */
 /** One identifier of one (org, app), as a map key. */
 export const identKey = (orgId: string, appId: string, kind: string, value: string) => `${orgId}\u0000${appId}\u0000${kind}\u0000${value}`;
 
-export function lockKey(orgId: string, appId: string, kind: string, value: string): string {
-  const h = createHash('sha1').update(identKey(orgId, appId, kind, value)).digest();
-  return h.readBigInt64BE(0).toString();
-}
+/** Signed 64-bit lock key of one identifier. */
+export const lockKey = (orgId: string, appId: string, kind: string, value: string) => advisoryKey(identKey(orgId, appId, kind, value));
 
 export function pairs(ids: Identifiers): Array<[IdentifierKind, string]> {
   const out: Array<[IdentifierKind, string]> = [];
@@ -148,9 +145,16 @@ export function profileResource(row: Pick<ProfileRow, 'id' | 'org_id' | 'environ
   };
 }
 
+/** The identifiers of each profile, each list in created_at, kind, value order (one statement). */
+export async function identifiersOf(q: { query: pg.Pool['query'] }, profileIds: string[]): Promise<Map<string, IdentifierRow[]>> {
+  const r = await q.query<IdentifierRow & { profile_id: string }>(
+    'SELECT profile_id, kind, value, created_at FROM identifiers WHERE profile_id = ANY($1) ORDER BY created_at, kind, value', [profileIds]);
+  const out = new Map<string, IdentifierRow[]>(profileIds.map((id) => [id, []]));
+  for (const h of r.rows) out.get(h.profile_id)?.push({ kind: h.kind, value: h.value, created_at: h.created_at });
+  return out;
+}
+
 /** The Profile resource, read. */
 export async function profileOut(q: { query: pg.Pool['query'] }, row: ProfileRow) {
-  const ids = await q.query<IdentifierRow>(
-    'SELECT kind, value, created_at FROM identifiers WHERE profile_id = $1 ORDER BY created_at, kind, value', [row.id]);
-  return profileResource(row, ids.rows);
+  return profileResource(row, (await identifiersOf(q, [row.id])).get(row.id)!);
 }

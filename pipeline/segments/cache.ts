@@ -2,8 +2,8 @@
 // moved. Read inside the writing transaction under the org's shared segment lock: a create, update
 // or delete takes that lock exclusively with its version bump, so a write either commits before it
 // (and the new segment's backfill then sees the write) or reads the new version (and decides with it).
-import { createHash } from 'node:crypto';
 import type { Queryable } from '../governance/types.js';
+import { advisoryKey } from '../store/postgres.js';
 import { compile } from './predicates.js';
 import type { Compiled, SegmentDef } from './types.js';
 
@@ -18,7 +18,7 @@ export interface OrgSegments {
 
 /** Signed 64-bit advisory lock key of an org's segment set. */
 export function segmentLockKey(orgId: string): string {
-  return createHash('sha1').update(`segments\u0000${orgId}`).digest().readBigInt64BE(0).toString();
+  return advisoryKey(`segments\u0000${orgId}`);
 }
 
 export const segmentOf = (r: any): SegmentDef => ({

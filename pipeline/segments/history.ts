@@ -4,6 +4,9 @@ import type { Queryable } from '../governance/types.js';
 
 const DAY_MS = 86_400_000;
 
+/** The start of a `withinDays` window ending at `nowMs` (ISO 8601). */
+export const windowStart = (nowMs: number, withinDays: number) => new Date(nowMs - withinDays * DAY_MS).toISOString();
+
 export interface CountSpec { profileId: string; name: string; withinDays?: number; limit: number }
 
 /**
@@ -21,7 +24,7 @@ export function countsSql(at = 0): string {
 
 export function countParams(specs: CountSpec[], nowMs: number): unknown[] {
   return [specs.map((s) => s.profileId), specs.map((s) => s.name),
-    specs.map((s) => (s.withinDays === undefined ? '-infinity' : new Date(nowMs - s.withinDays * DAY_MS).toISOString())),
+    specs.map((s) => (s.withinDays === undefined ? '-infinity' : windowStart(nowMs, s.withinDays))),
     specs.map((s) => s.limit)];
 }
 

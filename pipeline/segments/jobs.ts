@@ -3,11 +3,13 @@
 // page its own transaction holding its profiles' rows, so ingestion waits at most one page.
 import type pg from 'pg';
 import type { Logger } from '../../api/log.js';
-import { tx } from '../store/postgres.js';
+import { isConcurrencyFailure, tx } from '../store/postgres.js';
 import type { EventRecord } from '../types.js';
 import { segmentOf } from './cache.js';
+import { windowStart } from './history.js';
 import { decide, transition, type Job } from './membership.js';
 import { compile } from './predicates.js';
+import { startPeriodic } from './periodic.js';
 import type { Compiled, Definition, ProfileFacts } from './types.js';
 
 export interface JobDeps {
@@ -19,7 +21,6 @@ export interface JobDeps {
 }
 
 const PAGE = 2000;
-const DAY_MS = 86_400_000;
 const PROFILE_COLS = 'id, org_id, app_id, source_id, environment, traits';
 /** How long a backfill or sweep holds a segment before another process may take it over. */
 export const LEASE = "interval '5 minutes'";
@@ -30,8 +31,7 @@ const factsOf = (r: any): ProfileFacts => ({ id: r.id, orgId: r.org_id, appId: r
 async function retrying<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try { return await fn(); } catch (e) {
-      const code = (e as { code?: unknown } | null)?.code;
-      if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw e;
+      if (attempt >= 3 || !isConcurrencyFailure(e)) throw e;
     }
   }
 }
@@ -85,7 +85,7 @@ async function sweepWindows(d: JobDeps, c: Compiled, fromMs: number, toMs: numbe
     const r = await d.pool.query<{ profile_id: string }>(
       `SELECT DISTINCT h.profile_id FROM event_history h JOIN profiles p ON p.id = h.profile_id
        WHERE h.name = $1 AND h.ts >= $2 AND h.ts < $3 AND p.org_id = $4 AND p.merged_into IS NULL`,
-      [p.name, new Date(fromMs - p.withinDays * DAY_MS).toISOString(), new Date(toMs - p.withinDays * DAY_MS).toISOString(), c.seg.orgId]);
+      [p.name, windowStart(fromMs, p.withinDays), windowStart(toMs, p.withinDays), c.seg.orgId]);
     for (const row of r.rows) ids.add(row.profile_id);
   }
   const list = [...ids].sort();
@@ -138,23 +138,7 @@ export interface Sweeper { close(): Promise<void> }
 
 /** Runs `sweepOnce` every `intervalMs` (never two at once in a process). */
 export function startSweeper(d: JobDeps, intervalMs: number): Sweeper {
-  let running: Promise<unknown> | undefined;
-  let closed = false;
-  const tick = () => {
-    if (running || closed) return;
-    running = sweepOnce(d)
-      .catch((err) => d.log.warn('segment sweep failed', { err: String(err) }))
-      .finally(() => { running = undefined; });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodic(intervalMs, () => sweepOnce(d), d.log, 'segment sweep failed');
 }
 
 export interface Preview { memberCount: number; members: string[]; scanned: number; truncated: boolean }

@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../api/log.js';
 import { tx } from '../store/postgres.js';
+import { startPeriodic } from './periodic.js';
 import type { EventRecord } from '../types.js';
 
 export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
@@ -14,8 +15,6 @@ export interface OutboxRelay { close(): Promise<void> }
 
 /** Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass, every `intervalMs`. */
 export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; intervalMs?: number; ageMs?: number }): OutboxRelay {
-  let running: Promise<unknown> | undefined;
-  let closed = false;
   const pass = () => tx(o.pool, async (c) => {
     const r = await c.query<{ id: string; payload: string }>(
       `SELECT id, payload FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)
@@ -25,13 +24,8 @@ export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord
     await c.query('DELETE FROM event_outbox WHERE id = ANY($1)', [r.rows.map((x) => x.id)]);
     return r.rows.length;
   });
-  const timer = setInterval(() => {
-    if (running || closed) return;
-    running = pass()
-      .then((n) => { if (n) o.log.info('outbox relay published orphaned system events', { count: n }); })
-      .catch((err) => o.log.warn('outbox relay failed', { err: String(err) }))
-      .finally(() => { running = undefined; });
-  }, o.intervalMs ?? 5_000);
-  timer.unref();
-  return { async close() { closed = true; clearInterval(timer); await running; } };
+  return startPeriodic(o.intervalMs ?? 5_000, async () => {
+    const n = await pass();
+    if (n) o.log.info('outbox relay published orphaned system events', { count: n });
+  }, o.log, 'outbox relay failed');
 }
