@@ -29,6 +29,7 @@ import { Activity } from '../ingest/activity.js';
 import { Limits } from '../ingest/limits.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
+import { recoverLanding } from '../pipeline/landing.js';
 
 export interface Service {
   port: number;
@@ -91,9 +92,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
     const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } }) : createInProcessStreams({ log });
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
+    // Embedded: answered events are recoverable from Postgres, so answers need not wait for
+    // ClickHouse; what a previous run answered and did not land is landed first.
+    const answerBeforeLanding = !nc && pgStore.embedded;
+    if (answerBeforeLanding) await recoverLanding(pgStore.pool, chStore.client, log);
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
+      answerBeforeLanding, eventLingerMs: config.eventLingerMs,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);

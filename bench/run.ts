@@ -18,6 +18,7 @@
 // NATS_URL: headwater's stream names are fixed, so other headwater processes on a shared NATS server pull
 // the bench's calls), --segments (adds, per headwater mode, track load in an org with 50 segments, and
 // in Postgres mode the time to create a segment over 100,000 existing profiles).
+// HEADWATER_BENCH_NODE_ARGS passes Node flags to the headwater servers alone (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus, loadavg } from 'node:os';
@@ -63,6 +64,9 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------- child processes
+
+/** Node flags for the headwater servers only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`), from HEADWATER_BENCH_NODE_ARGS. */
+const serverNodeArgs = () => (process.env.HEADWATER_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/ -> project root
 const BENCH_DIST = fileURLToPath(new URL('./', import.meta.url));
@@ -480,7 +484,7 @@ async function main() {
         const tStart = Date.now();
         let srv: Server | undefined;
         try {
-          srv = await startChild(mode.name, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+          srv = await startChild(mode.name, [...serverNodeArgs(), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
             { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
           process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
           const fx = await headwaterFixture(srv.url, operatorToken);

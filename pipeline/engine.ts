@@ -1,7 +1,7 @@
 // The ingestion engine of a process: takes batches from the stream, runs them on the Piscina pool,
-// hands the resulting events to the event stream, and answers. With `writeEvents`, this process
-// also lands the event stream in ClickHouse (the serve process with chDB, or any process with a
-// ClickHouse server).
+// hands the resulting events to the event stream, and answers (embedded: without waiting for
+// ClickHouse, see landing.ts). With `ch`, this process also lands the event stream in ClickHouse
+// (the serve process with chDB, or any process with a ClickHouse server).
 import { Piscina } from 'piscina';
 import type pg from 'pg';
 import { SnapshotCache } from './governance/mod.js';
@@ -11,6 +11,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../api/log.js';
 import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
+import { startLanding } from './landing.js';
 import type { BatchOutcome, IngestCall } from './types.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
 
@@ -32,6 +33,13 @@ export interface EngineOptions {
    * process must use one connection.
    */
   inline?: pg.Pool;
+  /**
+   * Answer calls once Postgres committed them, before their events are in ClickHouse (landing.ts).
+   * Only for the in-process stream with embedded Postgres, where answered events can be recovered.
+   */
+  answerBeforeLanding?: boolean;
+  /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events); default 250 ms. */
+  eventLingerMs?: number;
 }
 
 export interface Engine { close(): Promise<void> }
@@ -39,11 +47,19 @@ export interface Engine { close(): Promise<void> }
 export function startEngine(o: EngineOptions): Engine {
   const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
   // Few large inserts: every insert is a ClickHouse part to merge later, and merges cost CPU that
-  // ingestion needs. (With JetStream nobody waits for these writes; in-process the batch is what
-  // is queued, since answers wait for their events.)
-  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: 250 }) : undefined;
+  // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
+  // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
+  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
+  const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
   const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
+    if (landing) {
+      const batch = await landing.begin();
+      let out: BatchOutcome;
+      try { out = await run.run(calls); } catch (err) { landing.abandon(batch); throw err; }
+      landing.handOver(batch, out.events, out.outbox);
+      return out.results;
+    }
     const out = await run.run(calls);
     if (out.events.length) await o.events.publish(out.events);
     // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
@@ -55,6 +71,7 @@ export function startEngine(o: EngineOptions): Engine {
     async close() {
       await relay.close();
       await consumer.close();
+      await landing?.close();
       await writer?.close();
       await run.close();
     },

@@ -273,10 +273,11 @@ async function track(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCal
       environment: call.environment, event: body.event, properties: body.properties ?? {},
       timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
     };
-    // The answer and the segment history row, one statement.
+    // The answer and the segment history row, one statement. created_at moves to this transaction:
+    // a promoted call's claim is older, and recovery (landing.ts) finds unlanded events by it.
     await c.query(
       `WITH h AS (INSERT INTO event_history (profile_id, name, ts) VALUES ($5, $6, $7))
-       UPDATE messages SET result = $4::jsonb WHERE org_id = $1 AND app_id = $2 AND message_id = $3`,
+       UPDATE messages SET result = $4::jsonb, created_at = now() WHERE org_id = $1 AND app_id = $2 AND message_id = $3`,
       [call.orgId, call.appId, body.messageId, JSON.stringify({ event }), event.profileId, event.event, event.timestamp]);
     const system = await recompute(c, ctx.segments, [{
       profileId: profile.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,

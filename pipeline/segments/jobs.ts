@@ -9,7 +9,7 @@ import { segmentOf } from './cache.js';
 import { windowStart } from './history.js';
 import { decide, transition, type Job } from './membership.js';
 import { compile } from './predicates.js';
-import { startPeriodic } from './periodic.js';
+import { startPeriodic } from '../periodic.js';
 import type { Compiled, Definition, ProfileFacts } from './types.js';
 
 export interface JobDeps {

@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../api/log.js';
 import { tx } from '../store/postgres.js';
-import { startPeriodic } from './periodic.js';
+import { startPeriodic } from '../periodic.js';
 import type { EventRecord } from '../types.js';
 
 export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {

@@ -70,8 +70,8 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
     publish(batch) {
       if (batch.length === 0) return Promise.resolve();
       if (eventsClosed) return Promise.reject(new StreamUnavailableError('the event stream is closed'));
-      // No timeout: the ingest batch that publishes waits until its events are written (embedded
-      // mode answers only stored events), and its own submitters time out on their side.
+      // No timeout: resolves once the events are written. (The engine does not wait for it before
+      // answering: in embedded mode answered events can be recovered from Postgres, see landing.ts.)
       const { waiter, promise } = createWaiter<true>(batch.length, publishes);
       if (!queued.push(batch.map((value, index) => ({ value, waiter, index })))) {
         waiter.reject(new StreamUnavailableError('the event queue is full'));
@@ -82,7 +82,7 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
       return queued.consume(async (items) => {
         await handler(items.map((it) => it.value));
         for (const it of items) deliver(it.waiter, it.index, true);
-      }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
+      }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1, o?.lingerMs ?? 0);
     },
     async close() {
       if (eventsClosed) return;

@@ -7,8 +7,8 @@ export interface ConsumeOptions {
   /** Batches of this consumer running at once (backpressure stays in the stream); default 1 in-process, 2 on JetStream. */
   maxInFlight?: number;
   /**
-   * JetStream: how long a batch waits to fill before it goes (default 1 ms). The in-process stream
-   * hands over what is queued at once: there, a publisher waits for its events to be written.
+   * How long a partial batch waits to fill before it goes (JetStream default 1 ms; in-process
+   * default 0: what is queued goes at once).
    */
   lingerMs?: number;
 }

@@ -1,14 +1,16 @@
 // A bounded in-memory work queue with competing consumers: the in-process stand-in for a
 // JetStream work-queue stream read through one shared durable consumer. Batches go out as soon as
-// items arrive (setImmediate coalesces the pushes of one event-loop turn), never on a timer.
+// items arrive (setImmediate coalesces the pushes of one event-loop turn), or, for a consumer with
+// a linger, once maxBatch items wait or the oldest waited `lingerMs` (fewer, larger batches).
 import type { Logger } from '../../api/log.js';
 
-interface Delivery<T> { item: T; redelivered: boolean; attempts: number }
+interface Delivery<T> { item: T; redelivered: boolean; attempts: number; /** When it was pushed (ms). */ at: number }
 
 interface QueueConsumer<T> {
   handler: (items: T[], redelivered: boolean[]) => Promise<void>;
   maxBatch: number;
   maxInFlight: number;
+  lingerMs: number;
   inFlight: number;
   running: Set<Promise<void>>;
 }
@@ -31,6 +33,7 @@ export class WorkQueue<T> {
   private scheduled = false;
   private closed = false;
   private retryTimers = new Set<NodeJS.Timeout>();
+  private lingerTimer: NodeJS.Timeout | undefined;
   private idle: Array<() => void> = [];
 
   constructor(private readonly opts: WorkQueueOptions) {}
@@ -38,14 +41,15 @@ export class WorkQueue<T> {
   /** False when the queue is closed or would exceed maxPending (the caller answers 503). */
   push(items: T[]): boolean {
     if (this.closed || this.pending + items.length > this.opts.maxPending) return false;
-    for (const item of items) this.queue.push({ item, redelivered: false, attempts: 0 });
+    const at = Date.now();
+    for (const item of items) this.queue.push({ item, redelivered: false, attempts: 0, at });
     this.pending += items.length;
     if (!this.scheduled) { this.scheduled = true; setImmediate(() => { this.scheduled = false; this.drain(); }); }
     return true;
   }
 
-  consume(handler: QueueConsumer<T>['handler'], maxBatch: number, maxInFlight: number): { close(): Promise<void> } {
-    const c: QueueConsumer<T> = { handler, maxBatch: Math.max(1, maxBatch), maxInFlight: Math.max(1, maxInFlight), inFlight: 0, running: new Set() };
+  consume(handler: QueueConsumer<T>['handler'], maxBatch: number, maxInFlight: number, lingerMs = 0): { close(): Promise<void> } {
+    const c: QueueConsumer<T> = { handler, maxBatch: Math.max(1, maxBatch), maxInFlight: Math.max(1, maxInFlight), lingerMs: Math.max(0, lingerMs), inFlight: 0, running: new Set() };
     this.consumers.add(c);
     setImmediate(() => this.drain());
     return {
@@ -64,6 +68,7 @@ export class WorkQueue<T> {
    */
   async close(graceMs = 10_000): Promise<T[]> {
     this.closed = true;
+    this.drain(); // lingering batches go now
     if (this.pending > 0 && this.consumers.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -74,6 +79,7 @@ export class WorkQueue<T> {
     }
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
+    clearTimeout(this.lingerTimer);
     const left = [...this.retry, ...this.queue.slice(this.head)].map((d) => d.item);
     this.retry = []; this.queue = []; this.head = 0;
     return left;
@@ -96,9 +102,18 @@ export class WorkQueue<T> {
   private drain() {
     for (const c of this.consumers) {
       while (c.inFlight < c.maxInFlight && (this.retry.length || this.head < this.queue.length)) {
+        const wait = this.lingerLeft(c);
+        if (wait > 0) { this.lingerTimer ??= setTimeout(() => { this.lingerTimer = undefined; this.drain(); }, wait); break; }
         this.run(c, this.take(c.maxBatch));
       }
     }
+  }
+
+  /** How long a lingering consumer still waits before taking a partial batch (0: take now). */
+  private lingerLeft(c: QueueConsumer<T>): number {
+    // Closing, retries and full batches never wait.
+    if (c.lingerMs === 0 || this.closed || this.retry.length || this.queue.length - this.head >= c.maxBatch) return 0;
+    return this.queue[this.head]!.at + c.lingerMs - Date.now();
   }
 
   private run(c: QueueConsumer<T>, batch: Delivery<T>[]) {
