@@ -12,12 +12,17 @@
 //     the lane are withdrawn, so nothing of that lane is written here);
 //   - an identify's answer is the profile as that call left it (later calls of the lane excluded).
 // Lock order inside the transaction: messageId claims (sorted), advisory locks (sorted), profile
-// rows (sorted); the per-call path takes one claim, then advisory locks, then profile rows.
+// rows (sorted), then the orgs' shared segment locks; the per-call path takes one claim, then
+// advisory locks, then profile rows, then (recompute) the segment locks.
+// Round trips: `BEGIN` and headwater_bulk_begin (claims, locks, owners, profiles, versions) in one
+// simple query; the prior answers of replays when there are any; headwater_bulk_write with the
+// `COMMIT` when no segment must be decided (else the recompute statements, then `COMMIT`).
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
-import { isConcurrencyFailure, tx } from './store/postgres.js';
-import { recompute, type SegmentCache, type Touch } from './segments/mod.js';
+import { escapeLiteral } from 'pg';
+import { identifiersOf, identKey, lockKey, pairs, profileResource, type IdentifierRow, type ProfileRow } from './identity.js';
+import { isConcurrencyFailure } from './store/postgres.js';
+import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
 export interface CallOutcome {
@@ -89,31 +94,71 @@ function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string,
  * Applies lanes of plain calls (not promoted, not held, messageIds unique within the batch) in one
  * transaction. `plans` holds governance's decision for every call of the lanes.
  */
-export function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
-  return tx(pool, (c) => apply(c, segments, calls, lanes, plans));
+export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
+  const c = await pool.connect();
+  const t: Tx = { open: false, committed: false };
+  try {
+    const out = await apply(c, t, segments, calls, lanes, plans);
+    if (!t.committed) await c.query('COMMIT');
+    return out;
+  } catch (err) {
+    if (t.open && !t.committed) await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
 }
 
-async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
+/** Whether this chunk's transaction was begun, and committed already (with its last statement). */
+interface Tx { open: boolean; committed: boolean }
+
+/** A jsonb literal for the simple-query protocol (which is what lets BEGIN / COMMIT share a round trip). */
+const jsonLiteral = (v: unknown) => `${escapeLiteral(JSON.stringify(v))}::jsonb`;
+
+/** What headwater_bulk_begin returns (migration 7). */
+interface BeginResult {
+  won: Array<[string, string, string]>;
+  settled: boolean;
+  owners: Array<[string, string, string, string, string]>;
+  profiles: ProfileRow[];
+  held: Array<[string, string, string, string]>;
+  versions: Array<[string, number | string]>;
+}
+
+async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
   const outcomes = new Map<number, CallOutcome>();
   const isTrack = (i: number) => calls[i]!.kind === 'track';
   const rejectOf = (i: number) => { const p = plans.get(i); return p && 'reject' in p ? p.reject : undefined; };
+  const ids = (i: number) => (calls[i]!.body as TrackBody | IdentifyBody).identifiers;
 
-  // 1. Claim the messageIds of accepted calls, in key order.
+  // 1. In one round trip: claim the messageIds of accepted calls (in key order), lock the
+  //    identifiers of every accepted call (replays included: a few locks more, a statement less),
+  //    read their owners and lock those profiles, and take the orgs' shared segment locks.
   const accepted: number[] = [];
   const refused: number[] = [];
   for (const lane of lanes) for (const i of lane) (rejectOf(i) ? refused : accepted).push(i);
   const claiming = accepted.filter((i) => messageIdOf(calls[i]!) !== undefined);
   const sorted = claiming.map((i) => [messageKey(calls[i]!), i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const won = new Set<string>();
-  if (sorted.length) {
-    const r = await c.query<{ org_id: string; app_id: string; message_id: string }>(
-      `INSERT INTO messages (org_id, app_id, message_id, kind, result)
-       SELECT o, a, m, k, '{}'::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(o, a, m, k)
-       ON CONFLICT DO NOTHING RETURNING org_id, app_id, message_id`,
-      [sorted.map(([, i]) => calls[i]!.orgId), sorted.map(([, i]) => calls[i]!.appId), sorted.map(([, i]) => messageIdOf(calls[i]!)),
-        sorted.map(([, i]) => calls[i]!.kind)]);
-    for (const row of r.rows) won.add(`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`);
+  const idents = new Map<string, { o: string; a: string; k: string; v: string }>();
+  for (const i of accepted) {
+    const call = calls[i]!;
+    for (const [k, v] of pairs(ids(i))) {
+      const key = identKey(call.orgId, call.appId, k, v);
+      if (!idents.has(key)) idents.set(key, { o: call.orgId, a: call.appId, k, v });
+    }
   }
+  const list = [...idents.values()];
+  const orgs = [...new Set(accepted.map((i) => calls[i]!.orgId))];
+  const [segOrgs, segKeys] = versionArgs(orgs);
+  t.open = true;
+  const begun = await c.query(`BEGIN; SELECT headwater_bulk_begin(${jsonLiteral({
+    claims: sorted.map(([, i]) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!), k: calls[i]!.kind })),
+    locks: [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))],
+    idents: list, segOrgs, segKeys,
+  })}) AS r`) as unknown as pg.QueryResult[];
+  const b = begun[1]!.rows[0]!.r as BeginResult;
+  if (!b.settled) throw new BulkFallback('identity resolution did not settle after concurrent merges');
+  const won = new Set<string>(b.won.map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
   const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
 
   // 2. Calls claimed before (by anyone) answer the original; rejected calls too when claimed before.
@@ -146,46 +191,18 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     }
   }
 
-  // 3. Identity for the calls left: lock every identifier, read their owners, lock those.
+  // 3. The owners read in step 1, for the calls left.
   const live = lanes.map((lane) => lane.filter((i) => !outcomes.has(i))).filter((l) => l.length > 0);
   if (live.length === 0) return { outcomes, perCall: [], system: [] };
-  const ids = (i: number) => (calls[i]!.body as TrackBody | IdentifyBody).identifiers;
-  const idents = new Map<string, { o: string; a: string; k: string; v: string }>();
-  for (const lane of live) {
-    for (const i of lane) {
-      const call = calls[i]!;
-      for (const [k, v] of pairs(ids(i))) {
-        const key = identKey(call.orgId, call.appId, k, v);
-        if (!idents.has(key)) idents.set(key, { o: call.orgId, a: call.appId, k, v });
-      }
-    }
-  }
-  const list = [...idents.values()];
-  const lockKeys = [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))];
-  await c.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k', [lockKeys]);
-
+  await refreshSegments(c, segments, b.versions);
+  const held = new Map<string, IdentifierRow[]>(b.profiles.map((row) => [row.id, []]));
+  for (const [p, kind, value, created_at] of b.held) held.get(p)?.push({ kind, value, created_at });
+  const profs = new Map<string, Prof>(b.profiles.map((row) => {
+    const hs = held.get(row.id)!;
+    return [row.id, { id: row.id, userId: hs.find((i) => i.kind === 'userId')?.value, row, ids: hs }];
+  }));
   const owner = new Map<string, Prof>();
-  for (let attempt = 0; ; attempt++) {
-    if (attempt >= RESOLVE_ATTEMPTS) throw new BulkFallback('identity resolution did not settle after concurrent merges');
-    const found = await c.query<{ org_id: string; app_id: string; kind: string; value: string; profile_id: string }>(
-      `SELECT i.org_id, i.app_id, i.kind, i.value, i.profile_id FROM identifiers i
-       JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(o, a, k, v)
-         ON i.org_id = t.o AND i.app_id = t.a AND i.kind = t.k AND i.value = t.v`,
-      [list.map((x) => x.o), list.map((x) => x.a), list.map((x) => x.k), list.map((x) => x.v)]);
-    const profileIds = [...new Set(found.rows.map((r) => r.profile_id))];
-    owner.clear();
-    if (profileIds.length === 0) break;
-    const locked = await c.query<ProfileRow>('SELECT * FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE', [profileIds]);
-    if (locked.rows.length !== profileIds.length || locked.rows.some((p) => p.merged_into !== null)) continue; // merged meanwhile
-    // Every identifier of those profiles: their userIds decide merges, and identify answers list them.
-    const held = await identifiersOf(c, profileIds);
-    const profs = new Map<string, Prof>(locked.rows.map((row) => {
-      const ids = held.get(row.id)!;
-      return [row.id, { id: row.id, userId: ids.find((i) => i.kind === 'userId')?.value, row, ids }];
-    }));
-    for (const r of found.rows) owner.set(identKey(r.org_id, r.app_id, r.kind, r.value), profs.get(r.profile_id)!);
-    break;
-  }
+  for (const [o, a, k, v, p] of b.owners) owner.set(identKey(o, a, k, v), profs.get(p)!);
 
   // 4. Each lane call by call, as resolveProfile would do it; a merge sends the lane back.
   const newIdents: Array<{ o: string; a: string; k: string; v: string; p: string; t: string }> = [];
@@ -269,81 +286,49 @@ async function apply(c: pg.PoolClient, segments: SegmentCache, calls: IngestCall
     for (const [i, data] of answers) outcomes.set(i, { result: { status: 200, data }, observe: true });
   }
 
-  // 5. Writes, one statement each.
-  if (withdrawn.length) {
-    await c.query(
-      `DELETE FROM messages m USING unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id)
-       WHERE m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
-      [withdrawn.map((i) => calls[i]!.orgId), withdrawn.map((i) => calls[i]!.appId), withdrawn.map((i) => messageIdOf(calls[i]!))]);
-  }
-  if (created.length) {
-    // Born with the traits and consent of the identifies that created or touched them here.
-    await c.query(
-      `INSERT INTO profiles (id, org_id, app_id, source_id, environment, traits, consent, created_at, updated_at)
-       SELECT id, o, a, s, e, tr::jsonb, co::jsonb, t::timestamptz, u::timestamptz
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) AS x(id, o, a, s, e, tr, co, t, u)`,
-      [created.map((p) => p.id), created.map((p) => p.row!.org_id), created.map((p) => p.row!.app_id), created.map((p) => p.row!.source_id),
-        created.map((p) => p.row!.environment), created.map((p) => JSON.stringify(p.row!.traits)), created.map((p) => JSON.stringify(p.row!.consent)),
-        created.map((p) => p.row!.created_at), created.map((p) => p.row!.updated_at)]);
+  // 5. The writes, one statement; with the COMMIT when no segment is to be decided.
+  const system: EventRecord[] = [];
+  const recorded: Array<{ o: string; a: string; m: string; r: unknown }> = [];
+  const history: Array<{ p: string; n: string; t: string }> = [];
+  const touches: Touch[] = [];
+  for (const [i, prof] of landed) {
+    const call = calls[i]!;
+    const identifyCall = call.kind === 'identify';
+    const plan = plans.get(i) as { apply?: Record<string, unknown> } | undefined;
+    touches.push({
+      profileId: prof.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: !!prof.created,
+      ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
+    });
+    if (identifyCall) {
+      if (wonBy(i)) recorded.push({ o: call.orgId, a: call.appId, m: messageIdOf(call)!, r: { profileId: prof.id } });
+      continue;
+    }
+    const tb = call.body as TrackBody;
+    const now = iso(call.receivedAt);
+    const event: EventRecord = {
+      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: prof.id,
+      environment: call.environment, event: tb.event, properties: tb.properties ?? {},
+      timestamp: tb.timestamp ? new Date(tb.timestamp).toISOString() : now, receivedAt: now, messageId: tb.messageId,
+    };
+    recorded.push({ o: call.orgId, a: call.appId, m: tb.messageId, r: { event } });
+    history.push({ p: event.profileId, n: event.event, t: event.timestamp });
+    outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
   }
   // Existing profiles an identify changed: the patches merge on the stored values, as the per-call
-  // path's `traits || patch` does.
+  // path's `traits || patch` does. New ones are born with the traits and consent of their identifies.
   const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
-  if (changed.length) {
-    await c.query(
-      `UPDATE profiles p SET traits = p.traits || x.tr::jsonb, consent = p.consent || x.co::jsonb, updated_at = x.u::timestamptz
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, tr, co, u) WHERE p.id = x.id`,
-      [changed.map((p) => p.id), changed.map((p) => JSON.stringify(p.patch ?? {})), changed.map((p) => JSON.stringify(p.consent ?? {})),
-        changed.map((p) => p.row!.updated_at)]);
-  }
-  if (newIdents.length) {
-    const r = await c.query(
-      `INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
-       SELECT o, a, k, v, p, t::timestamptz
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(o, a, k, v, p, t)
-       ON CONFLICT DO NOTHING`,
-      [newIdents.map((x) => x.o), newIdents.map((x) => x.a), newIdents.map((x) => x.k), newIdents.map((x) => x.v),
-        newIdents.map((x) => x.p), newIdents.map((x) => x.t)]);
-    // Every one was read absent under its advisory lock: a conflict means someone attached without it.
-    if (r.rowCount !== newIdents.length) throw new BulkFallback('an identifier appeared under its lock');
-  }
-  const system: EventRecord[] = [];
-  if (landed.length) {
-    const recorded: Array<[number, string]> = [];
-    const written: EventRecord[] = [];
-    const touches: Touch[] = [];
-    for (const [i, prof] of landed) {
-      const call = calls[i]!;
-      const identifyCall = call.kind === 'identify';
-      const plan = plans.get(i) as { apply?: Record<string, unknown> } | undefined;
-      touches.push({
-        profileId: prof.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: !!prof.created,
-        ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
-      });
-      if (identifyCall) {
-        if (wonBy(i)) recorded.push([i, JSON.stringify({ profileId: prof.id })]);
-        continue;
-      }
-      const b = call.body as TrackBody;
-      const now = iso(call.receivedAt);
-      const event: EventRecord = {
-        id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: prof.id,
-        environment: call.environment, event: b.event, properties: b.properties ?? {},
-        timestamp: b.timestamp ? new Date(b.timestamp).toISOString() : now, receivedAt: now, messageId: b.messageId,
-      };
-      recorded.push([i, JSON.stringify({ event })]);
-      written.push(event);
-      outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
-    }
-    // The answers and the segment history rows, one statement.
-    await c.query(
-      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($5::text[], $6::text[], $7::timestamptz[]))
-       UPDATE messages m SET result = x.r::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(o, a, id, r)
-       WHERE m.org_id = x.o AND m.app_id = x.a AND m.message_id = x.id`,
-      [recorded.map(([i]) => calls[i]!.orgId), recorded.map(([i]) => calls[i]!.appId), recorded.map(([i]) => messageIdOf(calls[i]!)), recorded.map(([, r]) => r),
-        written.map((e) => e.profileId), written.map((e) => e.event), written.map((e) => e.timestamp)]);
-    system.push(...await recompute(c, segments, touches));
-  }
+  const decide = touchesSegments(segments, touches);
+  await c.query(`SELECT headwater_bulk_write(${jsonLiteral({
+    withdrawn: withdrawn.map((i) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!) })),
+    created: created.map((p) => ({
+      id: p.id, o: p.row!.org_id, a: p.row!.app_id, s: p.row!.source_id, e: p.row!.environment,
+      tr: p.row!.traits, co: p.row!.consent, t: p.row!.created_at, u: p.row!.updated_at,
+    })),
+    changed: changed.map((p) => ({ id: p.id, tr: p.patch ?? {}, co: p.consent ?? {}, u: p.row!.updated_at })),
+    idents: newIdents, recorded, history,
+  })})${decide ? '' : '; COMMIT'}`);
+  if (!decide) { t.committed = true; return { outcomes, perCall, system }; }
+  system.push(...await recompute(c, segments, touches, Date.now(), true));
   return { outcomes, perCall, system };
 }
 

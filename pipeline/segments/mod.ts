@@ -2,8 +2,8 @@
 // window sweep and previews.
 export type { Compiled, Definition, EventPredicate, Predicate, ProfileFacts, SegmentDef, TraitPredicate } from './types.js';
 export { applies, compile, instant, jsonEqual, normalizeDefinition, traitMatches } from './predicates.js';
-export { SegmentCache, segmentLockKey, segmentOf } from './cache.js';
-export { recompute, CASCADE_ROUNDS, type Touch } from './recompute.js';
+export { SegmentCache, segmentLockKey, segmentOf, versionArgs } from './cache.js';
+export { recompute, refreshSegments, touchesSegments, CASCADE_ROUNDS, type Touch } from './recompute.js';
 export { ENTERED, EXITED } from './membership.js';
 export { backfill, preview, startSweeper, sweepOnce, LEASE, type JobDeps, type Preview, type Sweeper } from './jobs.js';
 export { clearOutbox, startOutboxRelay, type OutboxRelay } from './outbox.js';

@@ -32,11 +32,15 @@ export interface Touch {
 
 export const CASCADE_ROUNDS = 3;
 
-export async function recompute(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now()): Promise<EventRecord[]> {
+/**
+ * `locked`: the transaction already holds the touched orgs' shared segment locks and `cache` has
+ * their definitions at the versions read under them (bulk.ts does both in its first statement).
+ */
+export async function recompute(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now(), locked = false): Promise<EventRecord[]> {
   if (touches.length === 0) return [];
   const out: EventRecord[] = [];
   let round = merged(touches);
-  let st = await readState(c, cache, round, [...new Set(touches.map((t) => t.orgId))], nowMs);
+  let st = await readState(c, cache, round, locked ? [] : [...new Set(touches.map((t) => t.orgId))], nowMs);
   for (let r = 0; st.jobs.length > 0; r++) {
     const desired = resolve(st.jobs, traitPhases(st.jobs), st.plan, st.counts);
     const events = await transition(c, st.jobs, desired, nowMs, st.members);
@@ -53,6 +57,21 @@ export async function recompute(c: pg.PoolClient, cache: SegmentCache, touches: 
     st = await readState(c, cache, round, [], nowMs);
   }
   return out;
+}
+
+/** Whether any segment must be decided for these touches (with the cached definitions). */
+export function touchesSegments(cache: SegmentCache, touches: Touch[]): boolean {
+  return jobsOf(cache, touches).length > 0;
+}
+
+/** Reloads the definitions of orgs whose version (read under their shared lock) moved. */
+export async function refreshSegments(c: pg.PoolClient, cache: SegmentCache, versions: Array<[string, number | string]>): Promise<void> {
+  const stale: Array<[string, number]> = [];
+  for (const [org, ver] of versions) {
+    const v = Number(ver);
+    if (cache.peek(org)?.version !== v) stale.push([org, v]);
+  }
+  if (stale.length) await cache.reload(c, stale);
 }
 
 interface State { jobs: Job[]; plan: CountPlan; counts: number[]; members: Set<string> }
@@ -98,13 +117,9 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
          ARRAY(${countsSql(at + 1)}) AS counts`, args);
     const row = r.rows[0]!;
     if (lock) {
-      const stale: Array<[string, number]> = [];
-      for (const [org, ver] of row.versions ?? []) {
-        const v = Number(ver);
-        if (cache.peek(org)?.version !== v) stale.push([org, v]);
-      }
-      if (stale.length) {
-        await cache.reload(c, stale);
+      const before = (row.versions ?? []).map(([org]) => cache.peek(org));
+      await refreshSegments(c, cache, row.versions ?? []);
+      if ((row.versions ?? []).some(([org], i) => cache.peek(org) !== before[i])) {
         jobs = jobsOf(cache, touches);
         continue; // the locks are held now: read the state for the current definitions
       }
