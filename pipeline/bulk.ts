@@ -94,9 +94,9 @@ function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string,
  * Applies lanes of plain calls (not promoted, not held, messageIds unique within the batch) in one
  * transaction. `plans` holds governance's decision for every call of the lanes.
  */
-export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
+export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>, serial = false): Promise<BulkOutput> {
   const c = await pool.connect();
-  const t: Tx = { open: false, committed: false };
+  const t: Tx = { open: false, committed: false, serial };
   try {
     const out = await apply(c, t, segments, calls, lanes, plans);
     if (!t.committed) await c.query('COMMIT');
@@ -109,8 +109,12 @@ export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: In
   }
 }
 
-/** Whether this chunk's transaction was begun, and committed already (with its last statement). */
-interface Tx { open: boolean; committed: boolean }
+/**
+ * Whether this chunk's transaction was begun, and committed already (with its last statement).
+ * `serial`: no other transaction can run beside it (embedded Postgres is one session), so it takes
+ * no locks and stores new messageIds once, with their answers (see headwater_bulk_begin).
+ */
+interface Tx { open: boolean; committed: boolean; serial: boolean }
 
 /** A jsonb literal for the simple-query protocol (which is what lets BEGIN / COMMIT share a round trip). */
 const jsonLiteral = (v: unknown) => `${escapeLiteral(JSON.stringify(v))}::jsonb`;
@@ -152,6 +156,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   const [segOrgs, segKeys] = versionArgs(orgs);
   t.open = true;
   const begun = await c.query(`BEGIN; SELECT headwater_bulk_begin(${jsonLiteral({
+    serial: t.serial,
     claims: sorted.map(([, i]) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!), k: calls[i]!.kind })),
     locks: [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))],
     idents: list, segOrgs, segKeys,
@@ -288,7 +293,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
 
   // 5. The writes, one statement; with the COMMIT when no segment is to be decided.
   const system: EventRecord[] = [];
-  const recorded: Array<{ o: string; a: string; m: string; r: unknown }> = [];
+  const recorded: Array<{ o: string; a: string; m: string; k: string; r: unknown }> = [];
   const history: Array<{ p: string; n: string; t: string }> = [];
   const touches: Touch[] = [];
   for (const [i, prof] of landed) {
@@ -300,7 +305,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
       ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
     });
     if (identifyCall) {
-      if (wonBy(i)) recorded.push({ o: call.orgId, a: call.appId, m: messageIdOf(call)!, r: { profileId: prof.id } });
+      if (wonBy(i)) recorded.push({ o: call.orgId, a: call.appId, m: messageIdOf(call)!, k: call.kind, r: { profileId: prof.id } });
       continue;
     }
     const tb = call.body as TrackBody;
@@ -310,7 +315,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
       environment: call.environment, event: tb.event, properties: tb.properties ?? {},
       timestamp: tb.timestamp ? new Date(tb.timestamp).toISOString() : now, receivedAt: now, messageId: tb.messageId,
     };
-    recorded.push({ o: call.orgId, a: call.appId, m: tb.messageId, r: { event } });
+    recorded.push({ o: call.orgId, a: call.appId, m: tb.messageId, k: call.kind, r: { event } });
     history.push({ p: event.profileId, n: event.event, t: event.timestamp });
     outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
   }

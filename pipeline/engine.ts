@@ -83,7 +83,7 @@ interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Pro
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
   const segments = new SegmentCache();
-  return { run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1 }, calls), close: async () => {} };
+  return { run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1, serial: true }, calls), close: async () => {} };
 }
 
 function piscinaRunner(o: EngineOptions): Runner {

@@ -10,7 +10,7 @@ import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, T
 import { recompute, type SegmentCache } from './segments/mod.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
-  type CatalogSnapshot, type SnapshotCache,
+  type CatalogSnapshot, type OrgRow, type SnapshotCache,
 } from './governance/mod.js';
 
 export interface ProcessContext {
@@ -19,6 +19,8 @@ export interface ProcessContext {
   segments: SegmentCache;
   /** Calls processed at once (each in its own transaction); bounded by the pool size. */
   concurrency: number;
+  /** No other transaction can run beside this context's (embedded Postgres: one session). */
+  serial?: boolean;
 }
 
 interface SourceState { archived: boolean; appArchived: boolean }
@@ -29,16 +31,16 @@ const err = (status: number, code: string, message: string): CallResult => ({ st
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
   const orgIds = [...new Set(calls.map((c) => c.orgId))];
   const sourceIds = [...new Set(calls.map((c) => c.sourceId))];
-  // Per batch, not per call: catalog snapshots (reloaded only when an org's catalog version moved)
-  // and the archive state of every source (so an archived source is refused at once, whatever the
-  // front end cached).
-  const [snaps, srcRows] = await Promise.all([
-    ctx.snapshots.get(ctx.pool, orgIds),
-    ctx.pool.query<{ id: string; archived: boolean; app_archived: boolean }>(
-      `SELECT s.id, s.archived_at IS NOT NULL AS archived, a.status = 'archived' AS app_archived
-       FROM sources s JOIN apps a ON a.id = s.app_id WHERE s.id = ANY($1)`, [sourceIds]),
-  ]);
-  const sources = new Map<string, SourceState>(srcRows.rows.map((r) => [r.id, { archived: r.archived, appArchived: r.app_archived }]));
+  // Per batch, not per call, in one statement: the orgs' catalog versions (snapshots are reloaded
+  // only when one moved) and the archive state of every source (so an archived source is refused
+  // at once, whatever the front end cached).
+  const pre = await ctx.pool.query<{ orgs: OrgRow[]; sources: Array<[string, boolean, boolean]> }>(
+    `SELECT (SELECT COALESCE(json_agg(json_build_object('id', o.id, 'catalog_version', o.catalog_version, 'settings', o.settings)), '[]')
+             FROM orgs o WHERE o.id = ANY($1)) AS orgs,
+            (SELECT COALESCE(json_agg(json_build_array(s.id, s.archived_at IS NOT NULL, a.status = 'archived')), '[]')
+             FROM sources s JOIN apps a ON a.id = s.app_id WHERE s.id = ANY($2)) AS sources`, [orgIds, sourceIds]);
+  const snaps = await ctx.snapshots.at(ctx.pool, pre.rows[0]!.orgs);
+  const sources = new Map<string, SourceState>(pre.rows[0]!.sources.map(([id, archived, appArchived]) => [id, { archived, appArchived }]));
 
   const results: CallResult[] = new Array(calls.length);
   const events: EventRecord[] = [];
@@ -102,7 +104,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
     for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
       let out;
       try {
-        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans);
+        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans, !!ctx.serial);
       } catch (e) {
         // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
         if (!fallsBack(e)) throw e;

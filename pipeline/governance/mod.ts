@@ -7,7 +7,7 @@ export { inferType } from './infer.js';
 export { validateCanonicalTraits } from './canonical.js';
 export { checkTrack, checkIdentify } from './check.js';
 export type { TrackDecision, IdentifyDecision } from './check.js';
-export { loadSnapshot, SnapshotCache } from './snapshot.js';
+export { loadSnapshot, SnapshotCache, type OrgRow } from './snapshot.js';
 export { collectObservations, diffObservations, emptyObservations, observe } from './observe.js';
 export type { Observations, Observed, CatalogDiff } from './observe.js';
 export { holdCalls, requeue, promote, deny } from './quarantine.js';

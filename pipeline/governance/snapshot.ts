@@ -2,7 +2,7 @@
 // stays the same.
 import type { CatalogEventEntry, CatalogSnapshot, CatalogTraitEntry, GovernanceState, Queryable } from './types.js';
 
-interface OrgRow { id: string; catalog_version: string | number; settings: { ingestionPolicy?: string } | null }
+export interface OrgRow { id: string; catalog_version: string | number; settings: { ingestionPolicy?: string } | null }
 
 const ORGS = 'SELECT id, catalog_version, settings FROM orgs WHERE id = ANY($1)';
 
@@ -49,11 +49,15 @@ export class SnapshotCache {
   private readonly byOrg = new Map<string, CatalogSnapshot>();
 
   async get(q: Queryable, orgIds: string[]): Promise<Map<string, CatalogSnapshot>> {
+    if (orgIds.length === 0) return new Map();
+    return this.at(q, (await q.query<OrgRow>(ORGS, [orgIds])).rows);
+  }
+
+  /** As `get`, from org rows (id, catalog_version, settings) the caller read itself. */
+  async at(q: Queryable, rows: OrgRow[]): Promise<Map<string, CatalogSnapshot>> {
     const out = new Map<string, CatalogSnapshot>();
-    if (orgIds.length === 0) return out;
-    const r = await q.query<OrgRow>(ORGS, [orgIds]);
     const stale: OrgRow[] = [];
-    for (const row of r.rows) {
+    for (const row of rows) {
       const cached = this.byOrg.get(row.id);
       if (cached !== undefined && cached.version === Number(row.catalog_version)) out.set(row.id, cached);
       else stale.push(row);
