@@ -96,15 +96,37 @@ export function decodeCallResult(data: Uint8Array): IdentifiedResult { return fr
 export function encodeCallResults(results: IdentifiedResult[]): Buffer { return callResultBatchType.toBuffer(results.map(toWireResult)); }
 export function decodeCallResults(data: Uint8Array): IdentifiedResult[] { return callResultBatchType.fromBuffer(asBuffer(data)).map(fromWireResult); }
 
+/** Many events in one stream message: one publish, one delivery, one ack for all of them. */
+export const eventBatchType = avro.Type.forSchema({ type: 'array', items: eventRecordType });
+
+const toWireEvent = (e: EventRecord) => ({ ...e, properties: JSON.stringify(e.properties) });
+const fromWireEvent = (r: any): EventRecord => ({
+  id: r.id, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId, profileId: r.profileId,
+  environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
+  timestamp: r.timestamp, receivedAt: r.receivedAt, messageId: r.messageId,
+});
+
 export function encodeEventRecord(e: EventRecord): Buffer {
-  return eventRecordType.toBuffer({ ...e, properties: JSON.stringify(e.properties) });
+  return eventRecordType.toBuffer(toWireEvent(e));
 }
 
 export function decodeEventRecord(data: Uint8Array): EventRecord {
-  const r = eventRecordType.fromBuffer(asBuffer(data));
-  return {
-    id: r.id, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId, profileId: r.profileId,
-    environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
-    timestamp: r.timestamp, receivedAt: r.receivedAt, messageId: r.messageId,
-  };
+  return fromWireEvent(eventRecordType.fromBuffer(asBuffer(data)));
+}
+
+/**
+ * A batch message is the byte 0x01, then an Avro array of EventRecord. A single EventRecord (how
+ * earlier versions published) starts with the zigzag length of its id, an even byte: so
+ * `decodeEvents` reads both, and a stream holding messages of either kind drains after an upgrade.
+ */
+const BATCH_MARK = 0x01;
+
+export function encodeEventBatch(events: EventRecord[]): Buffer {
+  return Buffer.concat([Buffer.of(BATCH_MARK), eventBatchType.toBuffer(events.map(toWireEvent))]);
+}
+
+export function decodeEvents(data: Uint8Array): EventRecord[] {
+  const buf = asBuffer(data);
+  if (buf[0] === BATCH_MARK) return (eventBatchType.fromBuffer(buf.subarray(1)) as any[]).map(fromWireEvent);
+  return [fromWireEvent(eventRecordType.fromBuffer(buf))];
 }

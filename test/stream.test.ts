@@ -9,8 +9,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../api/log.js';
 import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
   type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
-import { decodeCallResult, decodeCallResults, decodeEventRecord, decodeIngestCall, encodeCallResult, encodeCallResults,
-  encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
+import { decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, encodeCallResult, encodeCallResults,
+  encodeEventBatch, encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
 import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
 
 const log = createLogger('silent');
@@ -316,4 +316,12 @@ t.test('avro round trip of the wire records', async (t) => {
   t.same(decodeEventRecord(encodeEventRecord(ev)), ev);
   const withMsg = { ...ev, messageId: 'msg_1' };
   t.same(decodeEventRecord(new Uint8Array(encodeEventRecord(withMsg))), withMsg, 'decodes a plain Uint8Array too');
+
+  // Batch messages, and single-event messages of earlier versions, both read by decodeEvents.
+  const many = [ev, withMsg, { ...mkEvent(3), id: 'x'.repeat(300) }];
+  t.same(decodeEvents(encodeEventBatch(many)), many, 'a batch message decodes to its events, in order');
+  t.same(decodeEvents(new Uint8Array(encodeEventBatch([withMsg]))), [withMsg], 'a batch of one');
+  for (const single of [ev, { ...ev, id: 'y'.repeat(64) }, { ...ev, id: 'z'.repeat(5000) }]) {
+    t.same(decodeEvents(encodeEventRecord(single)), [single], `a single-event message (id of ${single.id.length} characters) still decodes`);
+  }
 });
