@@ -60,22 +60,69 @@ function asBuffer(data: Uint8Array): Buffer {
   return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
-export function encodeIngestCall(call: IngestCall, replyTo: string): Buffer {
-  return ingestCallType.toBuffer({
-    id: call.id, kind: call.kind, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId,
-    environment: call.environment, receivedAt: call.receivedAt, body: JSON.stringify(call.body),
-    replyTo, promoted: call.promoted === true,
-  });
-}
+/** Calls of one front end and one org, published together: one stream message for all of them. */
+export const ingestBatchType = avro.Type.forSchema({ type: 'array', items: ingestCallType });
 
-export function decodeIngestCall(data: Uint8Array): { call: IngestCall; replyTo: string } {
-  const r = ingestCallType.fromBuffer(asBuffer(data));
+const toWireCall = (call: IngestCall, replyTo: string) => ({
+  id: call.id, kind: call.kind, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId,
+  environment: call.environment, receivedAt: call.receivedAt, body: JSON.stringify(call.body),
+  replyTo, promoted: call.promoted === true,
+});
+
+function fromWireCall(r: any): { call: IngestCall; replyTo: string } {
   const call: IngestCall = {
     id: r.id, kind: r.kind, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId,
     environment: r.environment, receivedAt: r.receivedAt, body: JSON.parse(r.body),
   };
   if (r.promoted) call.promoted = true;
   return { call, replyTo: r.replyTo };
+}
+
+export function encodeIngestCall(call: IngestCall, replyTo: string): Buffer {
+  return ingestCallType.toBuffer(toWireCall(call, replyTo));
+}
+
+export function decodeIngestCall(data: Uint8Array): { call: IngestCall; replyTo: string } {
+  return fromWireCall(ingestCallType.fromBuffer(asBuffer(data)));
+}
+
+/**
+ * Batch messages of both streams are the byte 0x01, then an Avro array. A single record (how earlier
+ * versions published) starts with the zigzag length of its id, an even byte: so the decoders read
+ * both, and a stream holding messages of either kind drains after an upgrade.
+ */
+const BATCH_MARK = 0x01;
+
+/**
+ * Batch messages of already encoded records: up to `maxCount` records and about `maxBytes` each (a
+ * record larger than that goes alone), every one BATCH_MARK and an Avro array (one block).
+ */
+export function batchMessages(records: Buffer[], maxCount: number, maxBytes: number): Array<{ data: Buffer; first: number; count: number }> {
+  const out: Array<{ data: Buffer; first: number; count: number }> = [];
+  let start = 0;
+  while (start < records.length) {
+    let end = start;
+    let bytes = 0;
+    while (end < records.length && end - start < maxCount && (end === start || bytes + records[end]!.length <= maxBytes)) bytes += records[end++]!.length;
+    out.push({ data: Buffer.concat([Buffer.of(BATCH_MARK), zigzag(end - start), ...records.slice(start, end), Buffer.of(0)]), first: start, count: end - start });
+    start = end;
+  }
+  return out;
+}
+
+/** Avro's long encoding (zigzag varint) of a non-negative count. */
+function zigzag(n: number): Buffer {
+  const bytes: number[] = [];
+  let v = n * 2;
+  while (v > 0x7f) { bytes.push((v & 0x7f) | 0x80); v = Math.floor(v / 128); }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
+
+export function decodeIngestCalls(data: Uint8Array): Array<{ call: IngestCall; replyTo: string }> {
+  const buf = asBuffer(data);
+  if (buf[0] === BATCH_MARK) return (ingestBatchType.fromBuffer(buf.subarray(1)) as any[]).map(fromWireCall);
+  return [fromWireCall(ingestCallType.fromBuffer(buf))];
 }
 
 export interface IdentifiedResult { id: string; result: CallResult }
@@ -114,17 +161,7 @@ export function decodeEventRecord(data: Uint8Array): EventRecord {
   return fromWireEvent(eventRecordType.fromBuffer(asBuffer(data)));
 }
 
-/**
- * A batch message is the byte 0x01, then an Avro array of EventRecord. A single EventRecord (how
- * earlier versions published) starts with the zigzag length of its id, an even byte: so
- * `decodeEvents` reads both, and a stream holding messages of either kind drains after an upgrade.
- */
-const BATCH_MARK = 0x01;
-
-export function encodeEventBatch(events: EventRecord[]): Buffer {
-  return Buffer.concat([Buffer.of(BATCH_MARK), eventBatchType.toBuffer(events.map(toWireEvent))]);
-}
-
+/** A batch message (BATCH_MARK, then EventRecords), or one EventRecord of an earlier version. */
 export function decodeEvents(data: Uint8Array): EventRecord[] {
   const buf = asBuffer(data);
   if (buf[0] === BATCH_MARK) return (eventBatchType.fromBuffer(buf.subarray(1)) as any[]).map(fromWireEvent);

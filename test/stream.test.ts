@@ -9,8 +9,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../api/log.js';
 import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
   type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
-import { decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, encodeCallResult, encodeCallResults,
-  encodeEventBatch, encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
+import { batchMessages, decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, decodeIngestCalls,
+  encodeCallResult, encodeCallResults, encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
 import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
 
 const log = createLogger('silent');
@@ -317,11 +317,25 @@ t.test('avro round trip of the wire records', async (t) => {
   const withMsg = { ...ev, messageId: 'msg_1' };
   t.same(decodeEventRecord(new Uint8Array(encodeEventRecord(withMsg))), withMsg, 'decodes a plain Uint8Array too');
 
-  // Batch messages, and single-event messages of earlier versions, both read by decodeEvents.
+  // Batch messages, and single-record messages of earlier versions, both read by the decoders.
   const many = [ev, withMsg, { ...mkEvent(3), id: 'x'.repeat(300) }];
-  t.same(decodeEvents(encodeEventBatch(many)), many, 'a batch message decodes to its events, in order');
-  t.same(decodeEvents(new Uint8Array(encodeEventBatch([withMsg]))), [withMsg], 'a batch of one');
+  const one = batchMessages(many.map(encodeEventRecord), 100, 1 << 20);
+  t.same(one.map((m) => [m.first, m.count]), [[0, 3]], 'three events in one message');
+  t.same(decodeEvents(one[0]!.data), many, 'a batch message decodes to its events, in order');
+  t.same(decodeEvents(new Uint8Array(batchMessages([encodeEventRecord(withMsg)], 100, 1 << 20)[0]!.data)), [withMsg], 'a batch of one');
   for (const single of [ev, { ...ev, id: 'y'.repeat(64) }, { ...ev, id: 'z'.repeat(5000) }]) {
     t.same(decodeEvents(encodeEventRecord(single)), [single], `a single-event message (id of ${single.id.length} characters) still decodes`);
   }
+  const events = Array.from({ length: 205 }, (_, i) => ({ ...mkEvent(i), id: `evt_${i}` }));
+  const byCount = batchMessages(events.map(encodeEventRecord), 100, 1 << 20);
+  t.same(byCount.map((m) => [m.first, m.count]), [[0, 100], [100, 100], [200, 5]], 'at most maxCount records per message');
+  t.same(byCount.flatMap((m) => decodeEvents(m.data)), events, 'every event once, in order');
+  const big = { ...mkEvent(9), properties: { blob: 'b'.repeat(3000) } };
+  const bySize = batchMessages([ev, big, big, ev].map(encodeEventRecord), 100, 4000);
+  t.same(bySize.map((m) => m.count), [2, 2], 'no record is added past maxBytes');
+  t.same(batchMessages([encodeEventRecord(big)], 100, 100).map((m) => m.count), [1], 'a record larger than maxBytes goes alone');
+  const calls = [call, promoted, mkCall()];
+  const msg = batchMessages(calls.map((c) => encodeIngestCall(c, '_hw.res.n2')), 100, 1 << 20);
+  t.same(decodeIngestCalls(msg[0]!.data), calls.map((c) => ({ call: c, replyTo: '_hw.res.n2' })), 'calls of one turn travel in one message');
+  t.same(decodeIngestCalls(encodeIngestCall(call, 'r')), [{ call, replyTo: 'r' }], 'a single-call message of an earlier version still decodes');
 });

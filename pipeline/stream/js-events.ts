@@ -3,7 +3,7 @@
 // and acks after its insert. An event emitted twice (a redelivered call's replay) is collapsed by
 // ClickHouse (ReplacingMergeTree on the event id, read with FINAL).
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeEvents, encodeEventBatch } from '../../schemas/avro.js';
+import { batchMessages, decodeEvents, encodeEventRecord } from '../../schemas/avro.js';
 import type { EventRecord } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
@@ -13,6 +13,8 @@ import { DEFAULT_MAX_BATCH, type EventStream } from './types.js';
 
 /** Events per stream message (an insert slices at 10,000 rows, and maxBatch / 20 messages are read at once). */
 const EVENTS_PER_MESSAGE = 100;
+/** Size beyond which no event is added to a message (NATS max_payload is 1 MB by default). */
+const MESSAGE_BYTES = 256 * 1024;
 
 export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStream {
   const { nc, js, log, names } = ctx;
@@ -25,24 +27,28 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
       if (!ctx.connected()) return Promise.reject(new StreamUnavailableError('NATS is disconnected'));
       const out = [];
       try {
-        for (let i = 0; i < list.length; i += EVENTS_PER_MESSAGE) {
-          const part = list.slice(i, i + EVENTS_PER_MESSAGE);
-          // The same batch published again (a retried publish) is stored once.
-          out.push({ subject: names.eventsSubject, data: encodeEventBatch(part), msgId: `${part[0]!.id}+${part.length}` });
+        for (const { data, first, count } of batchMessages(list.map(encodeEventRecord), EVENTS_PER_MESSAGE, MESSAGE_BYTES)) {
+          // The same message published again (a retried publish) is stored once.
+          out.push({ subject: names.eventsSubject, data, msgId: `${list[first]!.id}+${count}` });
         }
       } catch (err) { return Promise.reject(err); }
       return publisher.publish(out);
     },
     consume(handler, o) {
+      const maxEvents = Math.max(1, o?.maxBatch ?? DEFAULT_MAX_BATCH);
       return consumers.add(startBatchConsumer<EventRecord[]>({
         nc, connected: ctx.connected, js, stream: names.eventsStream, durable: names.eventsConsumer, log,
-        // maxBatch counts events; a message holds up to EVENTS_PER_MESSAGE, about 20 under load.
-        maxBatch: Math.max(1, Math.ceil((o?.maxBatch ?? DEFAULT_MAX_BATCH) / 20)), maxInFlight: o?.maxInFlight ?? 2,
+        // A message holds up to EVENTS_PER_MESSAGE events (about 20 under load); the handler still
+        // gets at most maxBatch at once (the messages are acked after all).
+        maxBatch: Math.max(1, Math.ceil(maxEvents / 20)), maxInFlight: o?.maxInFlight ?? 2,
         lingerMs: o?.lingerMs ?? ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
         // A failing writer (ClickHouse down) backs off up to 30 s between attempts.
         nakDelayMs: (count) => Math.min(30_000, 1_000 * 2 ** Math.max(0, count - 1)),
         decode: (m: JsMsg) => decodeEvents(m.data),
-        process: (items) => handler(items.flat()),
+        async process(groups) {
+          const all = groups.flat();
+          for (let at = 0; at < all.length; at += maxEvents) await handler(all.slice(at, at + maxEvents));
+        },
       }));
     },
     async close() {

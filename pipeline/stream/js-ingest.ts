@@ -1,14 +1,16 @@
 // The ingestion stream on JetStream. Front-end side: calls are published durably and their
 // results come back over core NATS to this process's subject `_hw.res.<nodeId>`, where one
-// subscription routes them to the waiting submits by call id. Worker side: batches from the shared
-// durable consumer; results are published (grouped per submitting process) before the acks.
+// subscription routes them to the waiting submits by call id. The calls submitted in one turn of
+// the event loop (each HTTP request is its own callback) travel as one message per org: one
+// publish, delivery and ack for all of them. Worker side: batches from the shared durable
+// consumer; results are published (grouped per submitting process) before the acks.
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeCallResults, decodeIngestCall, encodeCallResults, encodeIngestCall, type IdentifiedResult } from '../../schemas/avro.js';
+import { batchMessages, decodeCallResults, decodeIngestCalls, encodeCallResults, encodeIngestCall, type IdentifiedResult } from '../../schemas/avro.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
 import { ConsumerSet, type JsContext } from './js-context.js';
-import { AckedPublisher } from './publisher.js';
+import { AckedPublisher, type OutMessage } from './publisher.js';
 import { DEFAULT_MAX_BATCH, type IngestStream } from './types.js';
 import { createWaiter, deliver, settledWithin, type Waiter } from './waiter.js';
 
@@ -18,6 +20,11 @@ export interface JsIngestOptions {
   nakDelayMs: number;
   callMsgId: boolean;
 }
+
+/** Calls per stream message at most, and its size beyond which no call is added (NATS refuses
+ * payloads over its max_payload, 1 MB by default). */
+const CALLS_PER_MESSAGE = 100;
+const MESSAGE_BYTES = 256 * 1024;
 
 /** Subject tokens cannot hold spaces, dots or wildcards; such org ids share one token. */
 function subjectToken(s: string): string { return /^[A-Za-z0-9_-]+$/.test(s) ? s : '_'; }
@@ -29,6 +36,37 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
   const submits = new Set<Waiter<CallResult>>();
   const waitingById = new Map<string, { waiter: Waiter<CallResult>; index: number }>();
   let closed = false;
+  // Submits of this event-loop turn, sent together on the next one.
+  let turn: Array<{ calls: IngestCall[]; waiter: Waiter<CallResult> }> = [];
+  let scheduled = false;
+
+  function sendTurn() {
+    scheduled = false;
+    const submitted = turn.filter((s) => !s.waiter.settled);
+    turn = [];
+    const bySubject = new Map<string, IngestCall[]>();
+    for (const { calls } of submitted) {
+      for (const c of calls) {
+        const subject = `${names.ingestSubject}.${subjectToken(c.orgId)}`;
+        let list = bySubject.get(subject);
+        if (!list) bySubject.set(subject, (list = []));
+        list.push(c);
+      }
+    }
+    const out: OutMessage[] = [];
+    try {
+      for (const [subject, list] of bySubject) {
+        for (const { data, first, count } of batchMessages(list.map((c) => encodeIngestCall(c, o.replyTo)), CALLS_PER_MESSAGE, MESSAGE_BYTES)) {
+          out.push({ subject, data, msgId: o.callMsgId ? `${list[first]!.id}+${count}` : undefined });
+        }
+      }
+    } catch (err) {
+      // Not encodable (a bug upstream): nothing was published.
+      for (const s of submitted) s.waiter.reject(err as Error);
+      return;
+    }
+    publisher.publish(out).catch((err: Error) => { for (const s of submitted) s.waiter.reject(err); });
+  }
 
   const results = nc.subscribe(o.replyTo, { callback: (err, msg) => {
     if (err) { log.warn('result subscription failed', { err }); return; }
@@ -63,37 +101,38 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
       // Results are routed by call id; two waiting calls with one id could not both be answered.
       const dup = calls.find((c) => waitingById.has(c.id)) ?? (calls.length > 1 && new Set(calls.map((c) => c.id)).size < calls.length ? calls[0] : undefined);
       if (dup) return Promise.reject(new Error(`call ids must be unique among waiting calls (${dup.id})`));
-      let out;
-      try {
-        out = calls.map((c) => ({
-          subject: `${names.ingestSubject}.${subjectToken(c.orgId)}`, data: encodeIngestCall(c, o.replyTo), msgId: o.callMsgId ? c.id : undefined,
-        }));
-      } catch (err) {
-        return Promise.reject(err); // not encodable (a bug upstream): nothing was published
-      }
       const { waiter, promise } = createWaiter<CallResult>(calls.length, submits, {
         timeoutMs: o.resultTimeoutMs,
         onTimeout: () => new StreamUnavailableError('no result from the ingestion workers in time'),
         onSettle: () => { for (const c of calls) if (waitingById.get(c.id)?.waiter === waiter) waitingById.delete(c.id); },
       });
       for (let i = 0; i < calls.length; i++) waitingById.set(calls[i]!.id, { waiter, index: i });
-      publisher.publish(out).catch((err: Error) => waiter.reject(err));
+      turn.push({ calls, waiter });
+      if (!scheduled) { scheduled = true; setImmediate(sendTurn); }
       return promise;
     },
 
     consume(handler, co) {
-      return consumers.add(startBatchConsumer<{ call: IngestCall; replyTo: string }>({
+      const maxCalls = Math.max(1, co?.maxBatch ?? DEFAULT_MAX_BATCH);
+      return consumers.add(startBatchConsumer<Array<{ call: IngestCall; replyTo: string }>>({
         nc, connected: ctx.connected, js, stream: names.ingestStream, durable: names.ingestConsumer, log,
-        maxBatch: co?.maxBatch ?? DEFAULT_MAX_BATCH, maxInFlight: co?.maxInFlight ?? 2,
+        // A message holds the calls of one front-end turn for one org (about ten under load); the
+        // handler still gets at most maxBatch calls at once (the messages are acked after all).
+        maxBatch: Math.max(1, Math.ceil(maxCalls / 10)), maxInFlight: co?.maxInFlight ?? 2,
         lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
         nakDelayMs: () => o.nakDelayMs,
-        decode: (m: JsMsg) => decodeIngestCall(m.data),
-        async process(items, msgs) {
-          const out = await handler(items.map((it) => it.call), { redelivered: msgs.map((m) => m.info.deliveryCount > 1) });
-          if (!Array.isArray(out) || out.length !== items.length) {
-            throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
+        decode: (m: JsMsg) => decodeIngestCalls(m.data),
+        async process(groups, msgs) {
+          const all = groups.flat();
+          const again = groups.flatMap((g, i) => g.map(() => msgs[i]!.info.deliveryCount > 1));
+          for (let at = 0; at < all.length; at += maxCalls) {
+            const items = all.slice(at, at + maxCalls);
+            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls) });
+            if (!Array.isArray(out) || out.length !== items.length) {
+              throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
+            }
+            answer(items, out);
           }
-          answer(items, out);
         },
       }));
     },
