@@ -678,7 +678,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'eventsList', method: 'GET', path: '/v1/events', tag: 'events', auth: ['session'],
     summary: 'List events, newest first',
-    description: 'An event is listed once it is durably stored. `since` (inclusive) and `until` (exclusive) filter on `timestamp`.',
+    description: 'Events are listed from the event store (ClickHouse), which the ingestion workers fill in batches: an event answered by `POST /v1/track` is listed within about `HEADWATER_EVENT_LINGER_MS` (250 ms by default) plus one insert, in every mode. The answer itself is durable (a crash before the insert lands the event on restart). `since` (inclusive) and `until` (exclusive) filter on `timestamp`.',
     query: Type.Object({
       ...PageQueryProps,
       profileId: Type.Optional(Filter),
