@@ -18,7 +18,9 @@ export const pg007: Migration = {
   name: 'bulk ingestion functions',
   statements: [
     // The ISO 8601 text the service's type parser gives a timestamptz (UTC, milliseconds, Z).
-    `CREATE FUNCTION headwater_iso(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS
+    // STABLE like to_char: a SQL function is inlined into its caller only when its declared
+    // volatility is not stricter than its body's (an IMMUTABLE one ran as a nested statement per row).
+    `CREATE FUNCTION headwater_iso(t timestamptz) RETURNS text LANGUAGE sql STABLE AS
      $fn$ SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $fn$`,
     // In the bulk path's lock order: messageId claims (in the order given: sorted), identifier
     // advisory locks (sorted), the owning profiles FOR UPDATE (by id; looked up again while one
