@@ -54,6 +54,9 @@ export function startLanding(o: LandingOptions): LandingTracker {
   let room: Array<() => void> = [];
   let closing = false;
   let stored: number | undefined;
+  /** Batches ran since the checkpoint was last stored with none open (while idle it need not move). */
+  let began = true;
+  let begun = 0;
   let summarized = Date.now();
 
   const checkpoint = () => {
@@ -67,12 +70,16 @@ export function startLanding(o: LandingOptions): LandingTracker {
     if (unlanded < maxUnlanded) { for (const r of room) r(); room = []; }
   };
   const store = async () => {
+    if (stored !== undefined && !began) return; // idle since the last store: it still holds
     const at = checkpoint();
     if (stored !== undefined && at - stored < 1_000) return;
+    const idle = open.size === 0;
+    const seen = begun;
     await o.pool.query(
       `INSERT INTO event_landing (id, landed_before) VALUES (1, $1)
        ON CONFLICT (id) DO UPDATE SET landed_before = EXCLUDED.landed_before`, [new Date(at).toISOString()]);
     stored = at;
+    if (idle && begun === seen) began = false;
     if (Date.now() - summarized >= SUMMARIZE_EVERY_MS) {
       summarized = Date.now();
       await o.pool.query(`SELECT brin_summarize_new_values('messages_created_brin')`);
@@ -102,6 +109,8 @@ export function startLanding(o: LandingOptions): LandingTracker {
       while (unlanded >= maxUnlanded && !closing) await new Promise<void>((r) => room.push(r));
       const b = { since: Date.now() };
       open.add(b);
+      began = true;
+      begun++;
       return b;
     },
     handOver(b, events, outbox) {
@@ -120,6 +129,7 @@ export function startLanding(o: LandingOptions): LandingTracker {
       for (const r of room) r();
       await periodic.close();
       stored = undefined;
+      began = true;
       await store().catch((err) => o.log.warn('storing the event landing checkpoint failed', { err: String(err) }));
     },
   };
@@ -130,8 +140,15 @@ export function startLanding(o: LandingOptions): LandingTracker {
  * them and stopped before they reached ClickHouse). Returns how many were landed.
  */
 export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: Logger): Promise<number> {
+  const startedAt = Date.now();
   const cp = await pool.query<{ landed_before: string }>('SELECT landed_before FROM event_landing WHERE id = 1');
-  if (!cp.rows[0]) return 0;
+  // Everything stored before this start is landed once this returns: say so before any batch runs
+  // (a first run killed before its first periodic store must find a checkpoint).
+  const landed = () => pool.query(
+    `INSERT INTO event_landing (id, landed_before) VALUES (1, $1)
+     ON CONFLICT (id) DO UPDATE SET landed_before = EXCLUDED.landed_before`, [new Date(startedAt - MARGIN_MS).toISOString()]);
+  // No checkpoint: a new database, or one written by a version that answered only landed events.
+  if (!cp.rows[0]) { await landed(); return 0; }
   await pool.query(`SELECT brin_summarize_new_values('messages_created_brin')`);
   let after: [string, string, string, string] | undefined;
   let total = 0;
@@ -150,6 +167,7 @@ export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: L
     after = [last.created_at, last.org_id, last.app_id, last.message_id];
     if (r.rows.length < RECOVER_PAGE) break;
   }
+  await landed();
   if (total) log.info('landed events answered before the last stop', { count: total, since: cp.rows[0].landed_before });
   return total;
 }
