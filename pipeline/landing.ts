@@ -44,6 +44,11 @@ const MARGIN_MS = 5_000;
 const SUMMARIZE_EVERY_MS = 60_000;
 const RECOVER_PAGE = 5_000;
 
+/** Every event stored in `messages` before `at` (ms) is in ClickHouse. */
+const writeCheckpoint = (pool: pg.Pool, at: number) => pool.query(
+  `INSERT INTO event_landing (id, landed_before) VALUES (1, $1)
+   ON CONFLICT (id) DO UPDATE SET landed_before = EXCLUDED.landed_before`, [new Date(at).toISOString()]);
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 export function startLanding(o: LandingOptions): LandingTracker {
@@ -75,9 +80,7 @@ export function startLanding(o: LandingOptions): LandingTracker {
     if (stored !== undefined && at - stored < 1_000) return;
     const idle = open.size === 0;
     const seen = begun;
-    await o.pool.query(
-      `INSERT INTO event_landing (id, landed_before) VALUES (1, $1)
-       ON CONFLICT (id) DO UPDATE SET landed_before = EXCLUDED.landed_before`, [new Date(at).toISOString()]);
+    await writeCheckpoint(o.pool, at);
     stored = at;
     if (idle && begun === seen) began = false;
     if (Date.now() - summarized >= SUMMARIZE_EVERY_MS) {
@@ -144,9 +147,7 @@ export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: L
   const cp = await pool.query<{ landed_before: string }>('SELECT landed_before FROM event_landing WHERE id = 1');
   // Everything stored before this start is landed once this returns: say so before any batch runs
   // (a first run killed before its first periodic store must find a checkpoint).
-  const landed = () => pool.query(
-    `INSERT INTO event_landing (id, landed_before) VALUES (1, $1)
-     ON CONFLICT (id) DO UPDATE SET landed_before = EXCLUDED.landed_before`, [new Date(startedAt - MARGIN_MS).toISOString()]);
+  const landed = () => writeCheckpoint(pool, startedAt - MARGIN_MS);
   // No checkpoint: a new database, or one written by a version that answered only landed events.
   if (!cp.rows[0]) { await landed(); return 0; }
   await pool.query(`SELECT brin_summarize_new_values('messages_created_brin')`);
