@@ -16,7 +16,8 @@
 // advisory locks, then profile rows, then (recompute) the segment locks.
 // Round trips: `BEGIN` and headwater_bulk_begin (claims, locks, owners, profiles, versions) in one
 // simple query; the prior answers of replays when there are any; headwater_bulk_write with the
-// `COMMIT` when no segment must be decided (else the recompute statements, then `COMMIT`).
+// `COMMIT` when no segment must be decided (else with the first recompute statement, then the
+// transitions, then `COMMIT`).
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { escapeLiteral } from 'pg';
@@ -323,7 +324,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   // path's `traits || patch` does. New ones are born with the traits and consent of their identifies.
   const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
   const decide = touchesSegments(segments, touches);
-  await c.query(`SELECT headwater_bulk_write(${jsonLiteral({
+  const write = `SELECT headwater_bulk_write(${jsonLiteral({
     withdrawn: withdrawn.map((i) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!) })),
     created: created.map((p) => ({
       id: p.id, o: p.row!.org_id, a: p.row!.app_id, s: p.row!.source_id, e: p.row!.environment,
@@ -331,9 +332,14 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     })),
     changed: changed.map((p) => ({ id: p.id, tr: p.patch ?? {}, co: p.consent ?? {}, u: p.row!.updated_at })),
     idents: newIdents, recorded, history,
-  })})${decide ? '' : '; COMMIT'}`);
-  if (!decide) { t.committed = true; return { outcomes, perCall, system }; }
-  system.push(...await recompute(c, segments, touches, Date.now(), true));
+  })})`;
+  if (!decide) {
+    await c.query(`${write}; COMMIT`);
+    t.committed = true;
+    return { outcomes, perCall, system };
+  }
+  // The writes travel with the first read of the decisions (they must see them).
+  system.push(...await recompute(c, segments, touches, Date.now(), true, write));
   return { outcomes, perCall, system };
 }
 

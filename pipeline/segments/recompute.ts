@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import type { EventRecord } from '../types.js';
 import { versionArgs, type SegmentCache } from './cache.js';
+import { inlineParams } from '../store/postgres.js';
 import { countParams, countsSql } from './history.js';
 import { memberKey, planCounts, resolve, traitPhases, transition, type CountPlan, type Job } from './membership.js';
 import { applies } from './predicates.js';
@@ -35,8 +36,37 @@ export const CASCADE_ROUNDS = 3;
 /**
  * `locked`: the transaction already holds the touched orgs' shared segment locks and `cache` has
  * their definitions at the versions read under them (bulk.ts does both in its first statement).
+ * `first`: a statement to run before anything else, in the same round trip as the first read
+ * (bulk.ts: its writes, whose effects the decisions must see).
  */
-export async function recompute(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now(), locked = false): Promise<EventRecord[]> {
+export async function recompute(client: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now(), locked = false, first?: string): Promise<EventRecord[]> {
+  const c = withFirst(client, first);
+  try {
+    return await decideAll(c, cache, touches, nowMs, locked);
+  } finally {
+    await c.flush();
+  }
+}
+
+/**
+ * A client whose next query carries `first` (a statement without parameters) in the same round
+ * trip, as a simple query with the parameters inlined; `flush()` runs `first` alone if no query came.
+ */
+function withFirst(c: pg.PoolClient, first: string | undefined): pg.PoolClient & { flush(): Promise<void> } {
+  let pending = first;
+  const proxy = Object.create(c) as pg.PoolClient & { flush(): Promise<void> };
+  proxy.query = (async (text: string, values?: unknown[]) => {
+    if (pending === undefined) return c.query(text, values);
+    const sql = `${pending};\n${inlineParams(text, values ?? [])}`;
+    pending = undefined;
+    const all = (await c.query(sql)) as unknown as pg.QueryResult[];
+    return all[all.length - 1];
+  }) as pg.PoolClient['query'];
+  proxy.flush = async () => { if (pending !== undefined) { const s = pending; pending = undefined; await c.query(s); } };
+  return proxy;
+}
+
+async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs: number, locked: boolean): Promise<EventRecord[]> {
   if (touches.length === 0) return [];
   const out: EventRecord[] = [];
   let round = merged(touches);

@@ -85,6 +85,23 @@ export function isConcurrencyFailure(e: unknown): boolean {
 /** Signed 64-bit advisory lock key of a text (Postgres advisory locks take a bigint). */
 export const advisoryKey = (text: string) => createHash('sha1').update(text).digest().readBigInt64BE(0).toString();
 
+/**
+ * `sql` with every `$n` replaced by a literal of `params[n - 1]` (strings, finite numbers, null, and
+ * arrays of those), for the simple-query protocol, which carries several statements in one round
+ * trip. The SQL must cast every parameter (`$1::text[]`), as an empty ARRAY[] has no type of its own.
+ */
+export function inlineParams(sql: string, params: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
+}
+
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (Array.isArray(v)) return `ARRAY[${v.map(literal).join(',')}]`;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'string') return pg.escapeLiteral(v);
+  throw new TypeError(`no SQL literal for a ${typeof v}`);
+}
+
 /** Runs `fn` in a transaction on one dedicated connection. */
 export async function tx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
