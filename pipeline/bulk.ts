@@ -21,7 +21,7 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { escapeLiteral } from 'pg';
-import { identifiersOf, identKey, lockKey, pairs, profileResource, type IdentifierRow, type ProfileRow } from './identity.js';
+import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { isConcurrencyFailure } from './store/postgres.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
@@ -153,13 +153,14 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     }
   }
   const list = [...idents.values()];
-  const orgs = [...new Set(accepted.map((i) => calls[i]!.orgId))];
-  const [segOrgs, segKeys] = versionArgs(orgs);
+  const segOrgs = [...new Set(accepted.map((i) => calls[i]!.orgId))];
+  const segKeys = t.serial ? [] : versionArgs(segOrgs)[1];
   t.open = true;
   const begun = await c.query(`BEGIN; SELECT headwater_bulk_begin(${jsonLiteral({
-    serial: t.serial,
+    serial: t.serial, attempts: RESOLVE_ATTEMPTS,
     claims: sorted.map(([, i]) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!), k: calls[i]!.kind })),
-    locks: [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))],
+    // Serial: no lock is taken, so no lock key is computed.
+    locks: t.serial ? [] : [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))],
     idents: list, segOrgs, segKeys,
   })}) AS r`) as unknown as pg.QueryResult[];
   const b = begun[1]!.rows[0]!.r as BeginResult;

@@ -24,12 +24,12 @@ export const pg007: Migration = {
      $fn$ SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $fn$`,
     // In the bulk path's lock order: messageId claims (in the order given: sorted), identifier
     // advisory locks (sorted), the owning profiles FOR UPDATE (by id; looked up again while one
-    // turns out merged meanwhile, at most 5 times), then the orgs' shared segment locks and
+    // turns out merged meanwhile, at most `attempts` times), then the orgs' shared segment locks and
     // versions. VOLATILE: every statement reads a snapshot taken after the locks before it.
     // With \`serial\` (embedded Postgres: one session, so no transaction runs beside this one) no
     // lock is taken and nothing is claimed: \`won\` lists the messageIds not stored yet, and
     // headwater_bulk_write stores them with their answers.
-    //   p: { serial, claims: [{o,a,m,k}], locks: [bigint text], idents: [{o,a,k,v}], segOrgs: [text], segKeys: [bigint text] }
+    //   p: { serial, attempts, claims: [{o,a,m,k}], locks: [bigint text], idents: [{o,a,k,v}], segOrgs: [text], segKeys: [bigint text] }
     //   -> { won: [[o,a,m]], settled, owners: [[o,a,k,v,profileId]], profiles: [row], held: [[profileId,k,v,createdAt]], versions: [[org,ver]] }
     `CREATE FUNCTION headwater_bulk_begin(p jsonb) RETURNS jsonb LANGUAGE plpgsql VOLATILE ${INDEX_JOINS} AS $fn$
      DECLARE
@@ -60,7 +60,7 @@ export const pg007: Migration = {
        IF NOT serial THEN
          PERFORM pg_advisory_xact_lock(k) FROM (SELECT e::bigint AS k FROM jsonb_array_elements_text(p->'locks') AS e) s ORDER BY k;
        END IF;
-       FOR attempt IN 1..5 LOOP
+       FOR attempt IN 1..(p->>'attempts')::int LOOP
          SELECT COALESCE(jsonb_agg(jsonb_build_array(i.org_id, i.app_id, i.kind, i.value, i.profile_id)), '[]'),
                 COALESCE(array_agg(DISTINCT i.profile_id), '{}')
            INTO owners, ids
