@@ -22,7 +22,7 @@ export interface LandingBatch { readonly since: number }
 export interface LandingTracker {
   /** Waits while too many answered events wait for ClickHouse (backpressure), then opens a batch. */
   begin(): Promise<LandingBatch>;
-  /** The batch committed: lands its events in the background, then clears their outbox rows. */
+  /** The batch committed: lands its events in the background, then (within a second) clears their outbox rows. */
   handOver(b: LandingBatch, events: EventRecord[], outbox: string[]): void;
   /** The batch failed (rolled back, redelivered later): it holds nothing. */
   abandon(b: LandingBatch): void;
@@ -56,6 +56,8 @@ export function startLanding(o: LandingOptions): LandingTracker {
   const open = new Set<LandingBatch>();
   const landing = new Set<Promise<void>>();
   let unlanded = 0;
+  /** Outbox rows of landed system events, not cleared yet. */
+  const landedOutbox: string[] = [];
   let room: Array<() => void> = [];
   let closing = false;
   let stored: number | undefined;
@@ -75,6 +77,9 @@ export function startLanding(o: LandingOptions): LandingTracker {
     if (unlanded < maxUnlanded) { for (const r of room) r(); room = []; }
   };
   const store = async () => {
+    if (landedOutbox.length) {
+      await clearOutbox(o.pool, landedOutbox.splice(0)).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+    }
     if (stored !== undefined && !began) return; // idle since the last store: it still holds
     const at = checkpoint();
     if (stored !== undefined && at - stored < 1_000) return;
@@ -102,8 +107,9 @@ export function startLanding(o: LandingOptions): LandingTracker {
         await sleep(Math.min(5_000, 100 * 2 ** attempt));
       }
     }
-    // Best effort, as with JetStream: a row left behind is relayed again later.
-    if (outbox.length) await clearOutbox(o.pool, outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+    // Cleared with the next checkpoint, in one statement for every batch landed meanwhile (the
+    // connection is the one ingestion waits for). Best effort: a row left behind is relayed again.
+    landedOutbox.push(...outbox);
     finish(b, events.length);
   }
 
