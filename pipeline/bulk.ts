@@ -20,9 +20,8 @@
 // transitions, then `COMMIT`).
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { escapeLiteral } from 'pg';
 import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
-import { isConcurrencyFailure } from './store/postgres.js';
+import { isConcurrencyFailure, jsonLiteral } from './store/postgres.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
@@ -116,9 +115,6 @@ export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: In
  * no locks and stores new messageIds once, with their answers (see headwater_bulk_begin).
  */
 interface Tx { open: boolean; committed: boolean; serial: boolean }
-
-/** A jsonb literal for the simple-query protocol (which is what lets BEGIN / COMMIT share a round trip). */
-const jsonLiteral = (v: unknown) => `${escapeLiteral(JSON.stringify(v))}::jsonb`;
 
 /** What headwater_bulk_begin returns (migration 7). */
 interface BeginResult {

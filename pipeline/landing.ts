@@ -61,9 +61,9 @@ export function startLanding(o: LandingOptions): LandingTracker {
   let room: Array<() => void> = [];
   let closing = false;
   let stored: number | undefined;
-  /** Batches ran since the checkpoint was last stored with none open (while idle it need not move). */
-  let began = true;
+  /** Batches begun so far, and how many had begun when a checkpoint was last stored with none open. */
   let begun = 0;
+  let quietAt = -1;
   let summarized = Date.now();
 
   const checkpoint = () => {
@@ -80,14 +80,14 @@ export function startLanding(o: LandingOptions): LandingTracker {
     if (landedOutbox.length) {
       await clearOutbox(o.pool, landedOutbox.splice(0)).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
     }
-    if (stored !== undefined && !began) return; // idle since the last store: it still holds
+    if (stored !== undefined && begun === quietAt) return; // idle since the last store: it still holds
     const at = checkpoint();
     if (stored !== undefined && at - stored < 1_000) return;
     const idle = open.size === 0;
     const seen = begun;
     await writeCheckpoint(o.pool, at);
     stored = at;
-    if (idle && begun === seen) began = false;
+    if (idle) quietAt = seen;
     if (Date.now() - summarized >= SUMMARIZE_EVERY_MS) {
       summarized = Date.now();
       await o.pool.query(`SELECT brin_summarize_new_values('messages_created_brin')`);
@@ -118,7 +118,6 @@ export function startLanding(o: LandingOptions): LandingTracker {
       while (unlanded >= maxUnlanded && !closing) await new Promise<void>((r) => room.push(r));
       const b = { since: Date.now() };
       open.add(b);
-      began = true;
       begun++;
       return b;
     },
@@ -138,7 +137,6 @@ export function startLanding(o: LandingOptions): LandingTracker {
       for (const r of room) r();
       await periodic.close();
       stored = undefined;
-      began = true;
       await store().catch((err) => o.log.warn('storing the event landing checkpoint failed', { err: String(err) }));
     },
   };

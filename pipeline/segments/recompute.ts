@@ -94,14 +94,15 @@ export function touchesSegments(cache: SegmentCache, touches: Touch[]): boolean 
   return jobsOf(cache, touches).length > 0;
 }
 
-/** Reloads the definitions of orgs whose version (read under their shared lock) moved. */
-export async function refreshSegments(c: pg.PoolClient, cache: SegmentCache, versions: Array<[string, number | string]>): Promise<void> {
+/** Reloads the definitions of orgs whose version (read under their shared lock) moved; true when one did. */
+export async function refreshSegments(c: pg.PoolClient, cache: SegmentCache, versions: Array<[string, number | string]>): Promise<boolean> {
   const stale: Array<[string, number]> = [];
   for (const [org, ver] of versions) {
     const v = Number(ver);
     if (cache.peek(org)?.version !== v) stale.push([org, v]);
   }
   if (stale.length) await cache.reload(c, stale);
+  return stale.length > 0;
 }
 
 interface State { jobs: Job[]; plan: CountPlan; counts: number[]; members: Set<string> }
@@ -147,9 +148,7 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
          ARRAY(${countsSql(at + 1)}) AS counts`, args);
     const row = r.rows[0]!;
     if (lock) {
-      const before = (row.versions ?? []).map(([org]) => cache.peek(org));
-      await refreshSegments(c, cache, row.versions ?? []);
-      if ((row.versions ?? []).some(([org], i) => cache.peek(org) !== before[i])) {
+      if (await refreshSegments(c, cache, row.versions ?? [])) {
         jobs = jobsOf(cache, touches);
         continue; // the locks are held now: read the state for the current definitions
       }

@@ -94,6 +94,9 @@ export function inlineParams(sql: string, params: readonly unknown[]): string {
   return sql.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]));
 }
 
+/** A jsonb literal of `v` for the simple-query protocol. */
+export const jsonLiteral = (v: unknown) => `${pg.escapeLiteral(JSON.stringify(v))}::jsonb`;
+
 function literal(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
   if (Array.isArray(v)) return `ARRAY[${v.map(literal).join(',')}]`;
