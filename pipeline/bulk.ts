@@ -24,6 +24,7 @@ import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEM
 import { isConcurrencyFailure, jsonLiteral } from './store/postgres.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
+import { ownerKey, type IdentityCache } from './identity-cache.js';
 
 export interface CallOutcome {
   result: CallResult;
@@ -94,12 +95,15 @@ function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string,
  * Applies lanes of plain calls (not promoted, not held, messageIds unique within the batch) in one
  * transaction. `plans` holds governance's decision for every call of the lanes.
  */
-export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>, serial = false): Promise<BulkOutput> {
+export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>,
+  serial = false, identities?: IdentityCache): Promise<BulkOutput> {
   const c = await pool.connect();
-  const t: Tx = { open: false, committed: false, serial };
+  const t: Tx = { open: false, committed: false, serial, learn: serial && identities !== undefined ? [] : undefined };
   try {
     const out = await apply(c, t, segments, calls, lanes, plans);
     if (!t.committed) await c.query('COMMIT');
+    // Committed: what the transaction read and wrote of identifier owners holds at the versions it read.
+    if (identities && t.learn) for (const l of t.learn) identities.learn(l.org, l.version, l.entries);
     return out;
   } catch (err) {
     if (t.open && !t.committed) await c.query('ROLLBACK').catch(() => {});
@@ -114,7 +118,11 @@ export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: In
  * `serial`: no other transaction can run beside it (embedded Postgres is one session), so it takes
  * no locks and stores new messageIds once, with their answers (see headwater_bulk_begin).
  */
-interface Tx { open: boolean; committed: boolean; serial: boolean }
+interface Tx {
+  open: boolean; committed: boolean; serial: boolean;
+  /** Serial with an identity cache: the owners to teach it once committed, per org at its identity version. */
+  learn?: Array<{ org: string; version: number; entries: Array<[string, string]> }>;
+}
 
 /** What headwater_bulk_begin returns (migration 7). */
 interface BeginResult {
@@ -158,8 +166,9 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     // Serial: no lock is taken, so no lock key is computed.
     locks: t.serial ? [] : [...new Set(list.map((x) => lockKey(x.o, x.a, x.k, x.v)))],
     idents: list, segOrgs, segKeys,
-  })}) AS r`) as unknown as pg.QueryResult[];
+  })}) AS r${t.learn ? `, headwater_identity_versions(ARRAY(SELECT jsonb_array_elements_text(${jsonLiteral(segOrgs)}::jsonb))) AS iv` : ''}`) as unknown as pg.QueryResult[];
   const b = begun[1]!.rows[0]!.r as BeginResult;
+  const identityVersions: Array<[string, number | string]> | undefined = begun[1]!.rows[0]!.iv;
   if (!b.settled) throw new BulkFallback('identity resolution did not settle after concurrent merges');
   const won = new Set<string>(b.won.map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
   const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
@@ -320,6 +329,17 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   // Existing profiles an identify changed: the patches merge on the stored values, as the per-call
   // path's `traits || patch` does. New ones are born with the traits and consent of their identifies.
   const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
+  if (t.learn && identityVersions) {
+    const byOrg = new Map<string, Array<[string, string]>>();
+    const add = (o: string, a: string, k: string, v: string, p: string) => {
+      let l = byOrg.get(o);
+      if (!l) byOrg.set(o, (l = []));
+      l.push([ownerKey(a, k, v), p]);
+    };
+    for (const [o, a, k, v, p] of b.owners) add(o, a, k, v, p);
+    for (const x of newIdents) add(x.o, x.a, x.k, x.v, x.p);
+    for (const [org, ver] of identityVersions) t.learn.push({ org, version: Number(ver), entries: byOrg.get(org) ?? [] });
+  }
   const decide = touchesSegments(segments, touches);
   const write = `SELECT headwater_bulk_write(${jsonLiteral({
     withdrawn: withdrawn.map((i) => ({ o: calls[i]!.orgId, a: calls[i]!.appId, m: messageIdOf(calls[i]!) })),

@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 import type pg from 'pg';
 import { SnapshotCache } from './governance/mod.js';
 import { processBatch } from './process.js';
+import { IdentityCache } from './identity-cache.js';
 import { clearOutbox, SegmentCache, startOutboxRelay } from './segments/mod.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../api/log.js';
@@ -83,7 +84,13 @@ interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Pro
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
   const segments = new SegmentCache();
-  return { run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1, serial: true }, calls), close: async () => {} };
+  // One process owns embedded Postgres: identifier owners it learned stay usable while their org's
+  // identity version holds (fast-track.ts checks it in the writing statement).
+  const identities = new IdentityCache();
+  return {
+    run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls),
+    close: async () => identities.close(),
+  };
 }
 
 function piscinaRunner(o: EngineOptions): Runner {

@@ -4,10 +4,13 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
-import { identKey, resolveProfile, profileOut } from './identity.js';
+import { resolveProfile, profileOut } from './identity.js';
 import { bulkApply, fallsBack, iso, QUARANTINED, replay, type CallOutcome, type Plan } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { recompute, type SegmentCache } from './segments/mod.js';
+import { lanesOf } from './lanes.js';
+import { fastTrack } from './fast-track.js';
+import type { IdentityCache } from './identity-cache.js';
 import {
   checkIdentify, checkTrack, collectObservations, holdCalls, observe,
   type CatalogSnapshot, type OrgRow, type SnapshotCache,
@@ -21,6 +24,8 @@ export interface ProcessContext {
   concurrency: number;
   /** No other transaction can run beside this context's (embedded Postgres: one session). */
   serial?: boolean;
+  /** Identifier owners known to this process (serial only): enables the track fast path (fast-track.ts). */
+  identities?: IdentityCache;
 }
 
 interface SourceState { archived: boolean; appArchived: boolean }
@@ -29,6 +34,23 @@ const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
 const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
+  const identities = ctx.serial ? ctx.identities : undefined;
+  const fast = identities ? await fastTrack({ ...ctx, identities }, calls) : undefined;
+  if (!fast) return processCalls(ctx, calls);
+  const results: CallResult[] = new Array(calls.length);
+  const events: EventRecord[] = [];
+  const outbox: string[] = [];
+  for (const [i, o] of fast.outcomes) { results[i] = o.result; if (o.event) events.push(o.event); }
+  if (fast.rest.length) {
+    const sub = await processCalls(ctx, fast.rest.map((i) => calls[i]!));
+    fast.rest.forEach((i, j) => { results[i] = sub.results[j]!; });
+    events.push(...sub.events);
+    outbox.push(...sub.outbox);
+  }
+  return { results, events, outbox };
+}
+
+async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
   const orgIds = [...new Set(calls.map((c) => c.orgId))];
   const sourceIds = [...new Set(calls.map((c) => c.sourceId))];
   // Per batch, not per call, in one statement: the orgs' catalog versions (snapshots are reloaded
@@ -104,7 +126,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
     for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
       let out;
       try {
-        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans, !!ctx.serial);
+        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans, !!ctx.serial, ctx.serial ? ctx.identities : undefined);
       } catch (e) {
         // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
         if (!fallsBack(e)) throw e;
@@ -202,26 +224,6 @@ function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, C
     if (kept.length) bulk.push(kept);
   }
   return { bulk, perCall, plans };
-}
-
-
-/** Groups call indexes by shared identifiers (union-find), each group in arrival order. */
-function lanesOf(calls: IngestCall[]): number[][] {
-  const parent = calls.map((_, i) => i);
-  const find = (i: number): number => { while (parent[i] !== i) { parent[i] = parent[parent[i]!]!; i = parent[i]!; } return i; };
-  const owner = new Map<string, number>();
-  calls.forEach((c, i) => {
-    const ids = (c.body as { identifiers: Record<string, string> }).identifiers;
-    for (const k in ids) {
-      const key = identKey(c.orgId, c.appId, k, ids[k]!);
-      const o = owner.get(key);
-      if (o === undefined) owner.set(key, i);
-      else { const a = find(o), b = find(i); if (a !== b) parent[Math.max(a, b)] = Math.min(a, b); }
-    }
-  });
-  const groups = new Map<number, number[]>();
-  calls.forEach((_, i) => { const r = find(i); let g = groups.get(r); if (!g) groups.set(r, (g = [])); g.push(i); });
-  return [...groups.values()];
 }
 
 

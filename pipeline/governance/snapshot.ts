@@ -68,6 +68,11 @@ export class SnapshotCache {
     return out;
   }
 
+  /** The org's cached snapshot, whatever its version (the caller checks the version where it writes). */
+  peek(orgId: string): CatalogSnapshot | undefined {
+    return this.byOrg.get(orgId);
+  }
+
   /** Forgets an org, so the next `get` reloads it whatever its version. */
   invalidate(orgId: string): void {
     this.byOrg.delete(orgId);

@@ -1,0 +1,146 @@
+// The embedded fast path of track calls: when this process already knows everything a lane of
+// track calls depends on (every identifier's owner, one profile per lane; the org's catalog and
+// segment definitions, with no segment watching the event), the lane's calls are written in one
+// statement, in one round trip with BEGIN and COMMIT: headwater_track_fast (migration 8) checks
+// that the catalog, segment and identity versions the decision used are still current and the
+// sources are live, then stores the messageIds with their answers and the new events' segment
+// history. A messageId stored before answers its original (a replay), as on the other paths.
+// When a check fails nothing is written, and the calls go to the general path (process.ts), which
+// reads everything afresh and teaches the identity cache again (bulk.ts).
+// Only for embedded Postgres (ProcessContext.serial): there no transaction runs beside this one.
+import type pg from 'pg';
+import { newId } from './ids.js';
+import { iso, replay, type CallOutcome } from './bulk.js';
+import { pairs } from './identity.js';
+import { ownerKey, type IdentityCache } from './identity-cache.js';
+import { lanesOf } from './lanes.js';
+import { jsonLiteral } from './store/postgres.js';
+import { checkTrack, collectObservations, observe, type SnapshotCache } from './governance/mod.js';
+import { touchesSegments, type SegmentCache, type Touch } from './segments/mod.js';
+import type { EventRecord, IngestCall, TrackBody } from './types.js';
+
+export interface FastContext {
+  pool: pg.Pool;
+  snapshots: SnapshotCache;
+  segments: SegmentCache;
+  identities: IdentityCache;
+}
+
+export interface FastOutput {
+  /** Answers of the calls written (or replayed) here. */
+  outcomes: Map<number, CallOutcome>;
+  /** Calls left to the general path, in arrival order. */
+  rest: number[];
+}
+
+interface OrgCheck { id: string; cv: number; sv: number; iv: number }
+
+/** The profile every identifier of the call is known to belong to, if there is exactly one. */
+function knownProfile(identities: IdentityCache, call: IngestCall, orgs: Map<string, OrgCheck>): string | undefined {
+  const known = identities.peek(call.orgId);
+  const org = orgs.get(call.orgId);
+  if (known === undefined || org === undefined) return undefined;
+  let profile: string | undefined;
+  for (const [k, v] of pairs((call.body as TrackBody).identifiers)) {
+    const p = known.owners.get(ownerKey(call.appId, k, v));
+    if (p === undefined || (profile !== undefined && p !== profile)) return undefined;
+    profile = p;
+  }
+  return profile;
+}
+
+/** Applies the lanes it can; returns undefined (nothing done) when no lane qualifies. */
+export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<FastOutput | undefined> {
+  // The versions each org's decisions are taken at (only orgs whose catalog, segments and
+  // identities are all cached qualify).
+  const orgs = new Map<string, OrgCheck>();
+  for (const call of calls) {
+    if (orgs.has(call.orgId) || call.kind !== 'track') continue;
+    const snap = ctx.snapshots.peek(call.orgId);
+    const segs = ctx.segments.peek(call.orgId);
+    const ids = ctx.identities.peek(call.orgId);
+    if (snap && segs && ids) orgs.set(call.orgId, { id: call.orgId, cv: snap.version, sv: segs.version, iv: ids.version });
+  }
+  if (orgs.size === 0) return undefined;
+  const uses = new Map<string, number>();
+  for (const call of calls) {
+    const m = (call.body as { messageId?: string }).messageId;
+    if (typeof m === 'string') { const k = `${call.orgId}\u0000${call.appId}\u0000${m}`; uses.set(k, (uses.get(k) ?? 0) + 1); }
+  }
+  const profileOf = new Map<number, string>();
+  const eligible = (i: number): boolean => {
+    const call = calls[i]!;
+    if (call.kind !== 'track' || call.promoted || !orgs.has(call.orgId)) return false;
+    const body = call.body as TrackBody;
+    if (uses.get(`${call.orgId}\u0000${call.appId}\u0000${body.messageId}`) !== 1) return false;
+    if (checkTrack(ctx.snapshots.peek(call.orgId)!, body, false).kind !== 'ok') return false;
+    const profile = knownProfile(ctx.identities, call, orgs);
+    if (profile === undefined) return false;
+    const touch: Touch = { profileId: profile, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: false, events: [body.event] };
+    if (touchesSegments(ctx.segments, [touch])) return false;
+    profileOf.set(i, profile);
+    return true;
+  };
+  const fast: number[] = [];
+  const rest: number[] = [];
+  for (const lane of lanesOf(calls)) (lane.every(eligible) ? fast : rest).push(...lane);
+  if (fast.length === 0) return undefined;
+  rest.sort((a, b) => a - b);
+
+  const events = new Map<number, EventRecord>();
+  const rows = fast.map((i) => {
+    const call = calls[i]!;
+    const body = call.body as TrackBody;
+    const now = iso(call.receivedAt);
+    const event: EventRecord = {
+      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: profileOf.get(i)!,
+      environment: call.environment, event: body.event, properties: body.properties ?? {},
+      timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
+    };
+    events.set(i, event);
+    return { o: call.orgId, a: call.appId, m: body.messageId, r: { event }, p: event.profileId, n: event.event, t: event.timestamp };
+  });
+  const usedOrgs = [...new Set(fast.map((i) => calls[i]!.orgId))].map((id) => orgs.get(id)!);
+  const sources = [...new Set(fast.map((i) => calls[i]!.sourceId))];
+  let answer: { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
+  const c = await ctx.pool.connect();
+  try {
+    let res: pg.QueryResult[];
+    try {
+      res = await c.query(`BEGIN; SELECT headwater_track_fast(${jsonLiteral({ orgs: usedOrgs, sources, rows })}) AS r; COMMIT`) as unknown as pg.QueryResult[];
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      // A value Postgres refuses (a NUL in a string): the general path finds the call and answers it.
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && code.startsWith('22')) return undefined;
+      throw e;
+    }
+    answer = res[1]!.rows[0]!.r;
+  } finally {
+    c.release();
+  }
+  if (answer.stale) {
+    for (const [org, v] of answer.iv ?? []) {
+      if (Number(v) !== orgs.get(org)?.iv) ctx.identities.reset(org, Number(v));
+    }
+    return undefined;
+  }
+
+  const prior = new Map<string, unknown>();
+  for (const [o, a, m, result] of answer.replays ?? []) prior.set(`${o}\u0000${a}\u0000${m}`, result);
+  const outcomes = new Map<number, CallOutcome>();
+  const observed = new Map<string, IngestCall[]>();
+  for (const i of fast) {
+    const call = calls[i]!;
+    const key = `${call.orgId}\u0000${call.appId}\u0000${(call.body as TrackBody).messageId}`;
+    if (prior.has(key)) { outcomes.set(i, replay(prior.get(key))); continue; }
+    const event = events.get(i)!;
+    outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
+    let list = observed.get(call.orgId);
+    if (!list) observed.set(call.orgId, (list = []));
+    list.push(call);
+  }
+  // Catalog observation, as the general path does it: no write when the catalog already agrees.
+  for (const [orgId, list] of observed) await observe(ctx.pool, orgId, ctx.snapshots.peek(orgId)!, collectObservations(list));
+  return { outcomes, rest };
+}

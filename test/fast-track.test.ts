@@ -1,0 +1,114 @@
+// Track calls of known profiles (embedded: the fast path, pipeline/fast-track.ts, which decides
+// with what the process cached) answer exactly what the general path answers when what they were
+// decided with changed in between: a merge moving identifiers, a replayed messageId, a denied
+// event, strict policy, a new segment watching the event, an archived source. The same behaviour
+// is asserted in every mode; in embedded mode the second call of each profile takes the fast path.
+import t, { type Test } from 'tap';
+import { startServer, call, createAppFixture, expectError, poll, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
+
+const s = await startServer();
+t.teardown(() => s.close());
+
+const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
+const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
+const admin = (f: AppFixture, method: string, path: string, data?: unknown) =>
+  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
+const batch = (f: AppFixture, calls: unknown[]) =>
+  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
+
+/** Two calls per identifier set: the first teaches the process the owner, the second uses it. */
+async function known(t: Test, f: AppFixture, identifiers: Record<string, string>): Promise<string> {
+  const a = await track(f, { identifiers, event: 'Seen' });
+  t.equal(a.status, 201, 'first track');
+  const b = await track(f, { identifiers, event: 'Seen' });
+  t.equal(b.status, 201, 'second track');
+  t.equal(b.body.data.profileId, a.body.data.profileId, 'same profile');
+  return a.body.data.profileId;
+}
+
+t.test('after a merge, the merged-away profile\'s identifiers land on the survivor', async (t) => {
+  const f = await createAppFixture(s);
+  const anon = uid('anon'), email = `${uid('e')}@example.com`;
+  const older = await known(t, f, { anonymousId: anon });
+  const newer = await known(t, f, { email });
+  t.not(older, newer);
+  const merged = await identify(f, { identifiers: { anonymousId: anon, email } });
+  t.equal(merged.status, 200);
+  t.equal(merged.body.data.id, older, 'merged into the oldest');
+  const byEmail = await track(f, { identifiers: { email }, event: 'After merge' });
+  t.equal(byEmail.status, 201);
+  t.equal(byEmail.body.data.profileId, older, 'the email now belongs to the survivor');
+  const byAnon = await track(f, { identifiers: { anonymousId: anon }, event: 'After merge' });
+  t.equal(byAnon.body.data.profileId, older);
+  // And again, now that the process learned the new owners.
+  t.equal((await track(f, { identifiers: { email }, event: 'Later' })).body.data.profileId, older);
+  const gone = await admin(f, 'GET', `/v1/profiles/${newer}`);
+  t.equal(gone.body.data?.mergedInto, older, 'the other profile points at the survivor');
+});
+
+t.test('replays of known profiles answer the original, alone and beside new calls', async (t) => {
+  const f = await createAppFixture(s);
+  const user = uid('user');
+  const profile = await known(t, f, { userId: user });
+  const m = uid('m');
+  const first = await track(f, { identifiers: { userId: user }, event: 'Bought', messageId: m, properties: { n: 1 } });
+  t.equal(first.status, 201);
+  const again = await track(f, { identifiers: { userId: user }, event: 'Bought', messageId: m, properties: { n: 2 } });
+  t.equal(again.status, 200, 'a replay answers 200');
+  t.same(again.body.data, first.body.data, 'with the original event');
+  const m2 = uid('m');
+  const b = await batch(f, [
+    { type: 'track', identifiers: { userId: user }, event: 'Bought', messageId: m },
+    { type: 'track', identifiers: { userId: user }, event: 'Viewed', messageId: m2 },
+  ]);
+  t.same(b.body.data.map((x: any) => x.status), [200, 201]);
+  t.same(b.body.data[0].data, first.body.data);
+  t.equal(b.body.data[1].data.profileId, profile);
+  const evs = await poll(() => admin(f, 'GET', `/v1/events?profileId=${profile}&limit=100`), (r) => (r.body?.data?.length ?? 0) >= 4);
+  const ids = (evs.body.data as any[]).map((e) => e.messageId);
+  t.equal(ids.filter((x) => x === m).length, 1, 'the replayed event is stored once');
+  t.equal(ids.filter((x) => x === m2).length, 1);
+});
+
+t.test('an event denied after the profile is known is refused, and nothing is written', async (t) => {
+  const f = await createAppFixture(s);
+  const user = uid('user');
+  await known(t, f, { userId: user });
+  t.equal((await admin(f, 'POST', '/v1/catalog/events', { name: 'Forbidden' })).status, 201);
+  t.equal((await admin(f, 'POST', '/v1/catalog/events/Forbidden/state', { state: 'denied' })).status, 200);
+  const m = uid('m');
+  expectError(t, await track(f, { identifiers: { userId: user }, event: 'Forbidden', messageId: m }), 422, 'event_denied', 'denied');
+  // The messageId was not taken.
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Allowed', messageId: m })).status, 201);
+});
+
+t.test('strict policy set after the profile is known holds unknown events', async (t) => {
+  const f = await createAppFixture(s);
+  const user = uid('user');
+  await known(t, f, { userId: user });
+  t.equal((await admin(f, 'PATCH', '/v1/settings', { ingestionPolicy: 'strict' })).status, 200);
+  const r = await track(f, { identifiers: { userId: user }, event: 'Brand new' });
+  t.equal(r.status, 200);
+  t.same(r.body.data, { status: 'quarantined' });
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Seen' })).status, 201, 'a known event still goes through');
+});
+
+t.test('a segment created after the profile is known sees its next event', async (t) => {
+  const f = await createAppFixture(s);
+  const user = uid('user');
+  const profile = await known(t, f, { userId: user });
+  const seg = await admin(f, 'POST', '/v1/segments', { name: 'buyers', definition: { predicates: [{ kind: 'event', name: 'Bought', op: 'performed', atLeast: 1 }] } });
+  t.equal(seg.status, 201, seg.text.slice(0, 300));
+  t.equal(seg.body.data.memberCount, 0);
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought' })).status, 201);
+  const m = await admin(f, 'GET', `/v1/segments/${seg.body.data.id}/members`);
+  t.same((m.body.data as any[]).map((x) => x.profileId), [profile], 'a member as soon as the call is answered');
+});
+
+t.test('a source archived after the profile is known refuses its calls', async (t) => {
+  const f = await createAppFixture(s);
+  const anon = uid('anon');
+  await known(t, f, { anonymousId: anon });
+  t.equal((await admin(f, 'DELETE', `/v1/sources/${f.source.id}`)).status, 200);
+  expectError(t, await track(f, { identifiers: { anonymousId: anon }, event: 'Seen' }), 403, 'forbidden', 'archived source');
+});
