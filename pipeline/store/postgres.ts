@@ -4,6 +4,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { lockDir } from './lock.js';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { Duplex } from 'node:stream';
+import { PgliteChannel } from './pglite-channel.js';
 import type { Logger } from '../../api/log.js';
 
 export type Pool = pg.Pool;
@@ -12,8 +14,8 @@ export type PoolClient = pg.PoolClient;
 /** Plain connection settings, cloneable into worker threads (which open their own pools). */
 export type PgConnection = { connectionString: string } | { host: string; port: number; user: string; database: string };
 
-export function createPool(conn: PgConnection, max: number, log?: Logger): pg.Pool {
-  const pool = new pg.Pool({ ...conn, max, types });
+export function createPool(conn: PgConnection, max: number, log?: Logger, stream?: () => Duplex): pg.Pool {
+  const pool = new pg.Pool({ ...conn, max, types, ...(stream ? { stream } : {}) });
   pool.on('error', (err) => log?.warn('postgres idle client error', { err }));
   return pool;
 }
@@ -59,17 +61,25 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   // PGlite is one session: its socket server interleaves the extended-protocol messages of
   // concurrent connections, so the process keeps exactly one connection and queues on it.
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
-  const pool = createPool(connection, 1, opts.log);
+  const channel = new PgliteChannel(worker);
+  const pool = createPool(connection, 1, opts.log, channel.stream);
   return {
     pool,
     connection,
     embedded: true,
     async close() {
       await pool.end();
+      channel.close();
       worker.postMessage({ type: 'close' });
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => { void worker.terminate().then(() => resolve()); }, 5000);
-        worker.once('message', () => { clearTimeout(t); void worker.terminate().then(() => resolve()); });
+        const onClosed = (m: { type?: string }) => {
+          if (m?.type !== 'closed') return;
+          worker.off('message', onClosed);
+          clearTimeout(t);
+          void worker.terminate().then(() => resolve());
+        };
+        worker.on('message', onClosed);
       });
       unlock();
     },
