@@ -1,7 +1,8 @@
 // The embedded fast path of track calls: when this process already knows everything a lane of
 // track calls depends on (every identifier's owner, one profile per lane; the org's catalog and
-// segment definitions, with no segment watching the event), the lane's calls are written in one
-// statement, in one round trip with BEGIN and COMMIT: headwater_track_fast (migration 8) checks
+// segment definitions), the lane's calls are written in one statement, in one round trip with
+// BEGIN and COMMIT when no segment watches their events (else the decisions follow in the same
+// transaction): headwater_track_fast (migration 8) checks
 // that the catalog, segment and identity versions the decision used are still current and the
 // sources are live, then stores the messageIds with their answers and the new events' segment
 // history. A messageId stored before answers its original (a replay), as on the other paths.
@@ -16,7 +17,7 @@ import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
 import { checkTrack, collectObservations, observe, type SnapshotCache } from './governance/mod.js';
-import { touchesSegments, type SegmentCache, type Touch } from './segments/mod.js';
+import { recompute, touchesSegments, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IngestCall, TrackBody } from './types.js';
 
 export interface FastContext {
@@ -31,7 +32,13 @@ export interface FastOutput {
   outcomes: Map<number, CallOutcome>;
   /** Calls left to the general path, in arrival order. */
   rest: number[];
+  /** Segment transitions of the written profiles (system events, in the outbox). */
+  system: EventRecord[];
 }
+
+type FastAnswer = { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
+
+const keyOf = (call: IngestCall) => `${call.orgId}\u0000${call.appId}\u0000${(call.body as TrackBody).messageId}`;
 
 interface OrgCheck { id: string; cv: number; sv: number; iv: number }
 
@@ -76,8 +83,6 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     if (checkTrack(ctx.snapshots.peek(call.orgId)!, body, false).kind !== 'ok') return false;
     const profile = knownProfile(ctx.identities, call, orgs);
     if (profile === undefined) return false;
-    const touch: Touch = { profileId: profile, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: false, events: [body.event] };
-    if (touchesSegments(ctx.segments, [touch])) return false;
     profileOf.set(i, profile);
     return true;
   };
@@ -102,12 +107,30 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   });
   const usedOrgs = [...new Set(fast.map((i) => calls[i]!.orgId))].map((id) => orgs.get(id)!);
   const sources = [...new Set(fast.map((i) => calls[i]!.sourceId))];
-  let answer: { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
+  const touchOf = (i: number): Touch => {
+    const call = calls[i]!;
+    return { profileId: profileOf.get(i)!, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: false, events: [(call.body as TrackBody).event] };
+  };
+  // With no segment to decide, BEGIN, the statement and COMMIT travel together; otherwise the
+  // decisions (segments/recompute.ts) follow in the same transaction, for the new events only.
+  const decide = touchesSegments(ctx.segments, fast.map(touchOf));
+  const write = `SELECT headwater_track_fast(${jsonLiteral({ orgs: usedOrgs, sources, rows })}) AS r`;
+  let answer: FastAnswer;
+  let system: EventRecord[] = [];
   const c = await ctx.pool.connect();
   try {
-    let res: pg.QueryResult[];
     try {
-      res = await c.query(`BEGIN; SELECT headwater_track_fast(${jsonLiteral({ orgs: usedOrgs, sources, rows })}) AS r; COMMIT`) as unknown as pg.QueryResult[];
+      const res = await c.query(`BEGIN; ${write}${decide ? '' : '; COMMIT'}`) as unknown as pg.QueryResult[];
+      answer = res[1]!.rows[0]!.r;
+      if (decide) {
+        if (!answer.stale) {
+          const replayed = new Set((answer.replays ?? []).map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
+          const touches = fast.filter((i) => !replayed.has(keyOf(calls[i]!))).map(touchOf);
+          // The statement checked the segment versions: the cached definitions are current.
+          system = await recompute(c, ctx.segments, touches, Date.now(), true);
+        }
+        await c.query(answer.stale ? 'ROLLBACK' : 'COMMIT');
+      }
     } catch (e) {
       await c.query('ROLLBACK').catch(() => {});
       // A value Postgres refuses (a NUL in a string): the general path finds the call and answers it.
@@ -115,7 +138,6 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
       if (typeof code === 'string' && code.startsWith('22')) return undefined;
       throw e;
     }
-    answer = res[1]!.rows[0]!.r;
   } finally {
     c.release();
   }
@@ -132,7 +154,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const observed = new Map<string, IngestCall[]>();
   for (const i of fast) {
     const call = calls[i]!;
-    const key = `${call.orgId}\u0000${call.appId}\u0000${(call.body as TrackBody).messageId}`;
+    const key = keyOf(call);
     if (prior.has(key)) { outcomes.set(i, replay(prior.get(key))); continue; }
     const event = events.get(i)!;
     outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
@@ -142,5 +164,5 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   }
   // Catalog observation, as the general path does it: no write when the catalog already agrees.
   for (const [orgId, list] of observed) await observe(ctx.pool, orgId, ctx.snapshots.peek(orgId)!, collectObservations(list));
-  return { outcomes, rest };
+  return { outcomes, rest, system };
 }

@@ -41,6 +41,7 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   const events: EventRecord[] = [];
   const outbox: string[] = [];
   for (const [i, o] of fast.outcomes) { results[i] = o.result; if (o.event) events.push(o.event); }
+  for (const e of fast.system) { events.push(e); outbox.push(e.id); }
   if (fast.rest.length) {
     const sub = await processCalls(ctx, fast.rest.map((i) => calls[i]!));
     fast.rest.forEach((i, j) => { results[i] = sub.results[j]!; });

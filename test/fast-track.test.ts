@@ -112,3 +112,25 @@ t.test('a source archived after the profile is known refuses its calls', async (
   t.equal((await admin(f, 'DELETE', `/v1/sources/${f.source.id}`)).status, 200);
   expectError(t, await track(f, { identifiers: { anonymousId: anon }, event: 'Seen' }), 403, 'forbidden', 'archived source');
 });
+
+t.test('segments are decided on known profiles: counts across calls, one entry, replays count once', async (t) => {
+  const f = await createAppFixture(s);
+  const seg = await admin(f, 'POST', '/v1/segments', { name: 'thrice', definition: { predicates: [{ kind: 'event', name: 'Bought', op: 'performed', atLeast: 3 }] } });
+  t.equal(seg.status, 201);
+  const user = uid('user');
+  const profile = await known(t, f, { userId: user });
+  const members = async () => ((await admin(f, 'GET', `/v1/segments/${seg.body.data.id}/members`)).body.data as any[]).map((x) => x.profileId);
+  const m = uid('m');
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought', messageId: m })).status, 201);
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought', messageId: m })).status, 200, 'a replay');
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought' })).status, 201);
+  t.same(await members(), [], 'two purchases (the replay does not count)');
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought' })).status, 201);
+  t.same(await members(), [profile], 'the third: a member');
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought' })).status, 201);
+  t.same(await members(), [profile], 'still a member');
+  const entered = () => admin(f, 'GET', `/v1/events?profileId=${profile}&event=system.segment_entered&limit=100`);
+  await poll(entered, (r) => (r.body?.data?.length ?? 0) >= 1, 10_000);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await entered()).body.data.length, 1, 'one entry event');
+});
