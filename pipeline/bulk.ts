@@ -63,7 +63,19 @@ export function fallsBack(e: unknown): boolean {
 export const QUARANTINED = { status: 'quarantined' };
 export const iso = (ms: number) => new Date(ms).toISOString();
 const messageIdOf = (c: IngestCall) => (c.body as { messageId?: string }).messageId;
-const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${messageIdOf(c)}`;
+/** A call's messageId key: messageIds are unique per (org, app). */
+export const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${messageIdOf(c)}`;
+
+/** The Event a track call writes on `profileId` (its timestamp defaults to receivedAt). */
+export function trackEvent(call: IngestCall, profileId: string): EventRecord {
+  const body = call.body as TrackBody;
+  const now = iso(call.receivedAt);
+  return {
+    id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId,
+    environment: call.environment, event: body.event, properties: body.properties ?? {},
+    timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
+  };
+}
 
 /** The answer of a track call whose messageId was claimed before (process.ts `track`, not promoted). */
 export function replay(prior: any): CallOutcome {
@@ -315,14 +327,8 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
       if (wonBy(i)) recorded.push({ o: call.orgId, a: call.appId, m: messageIdOf(call)!, k: call.kind, r: { profileId: prof.id } });
       continue;
     }
-    const tb = call.body as TrackBody;
-    const now = iso(call.receivedAt);
-    const event: EventRecord = {
-      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: prof.id,
-      environment: call.environment, event: tb.event, properties: tb.properties ?? {},
-      timestamp: tb.timestamp ? new Date(tb.timestamp).toISOString() : now, receivedAt: now, messageId: tb.messageId,
-    };
-    recorded.push({ o: call.orgId, a: call.appId, m: tb.messageId, k: call.kind, r: { event } });
+    const event = trackEvent(call, prof.id);
+    recorded.push({ o: call.orgId, a: call.appId, m: event.messageId!, k: call.kind, r: { event } });
     history.push({ p: event.profileId, n: event.event, t: event.timestamp });
     outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
   }

@@ -10,8 +10,7 @@
 // reads everything afresh and teaches the identity cache again (bulk.ts).
 // Only for embedded Postgres (ProcessContext.serial): there no transaction runs beside this one.
 import type pg from 'pg';
-import { newId } from './ids.js';
-import { iso, replay, type CallOutcome } from './bulk.js';
+import { messageKey, replay, trackEvent, type CallOutcome } from './bulk.js';
 import { pairs } from './identity.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
@@ -38,15 +37,13 @@ export interface FastOutput {
 
 type FastAnswer = { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
 
-const keyOf = (call: IngestCall) => `${call.orgId}\u0000${call.appId}\u0000${(call.body as TrackBody).messageId}`;
 
 interface OrgCheck { id: string; cv: number; sv: number; iv: number }
 
 /** The profile every identifier of the call is known to belong to, if there is exactly one. */
-function knownProfile(identities: IdentityCache, call: IngestCall, orgs: Map<string, OrgCheck>): string | undefined {
+function knownProfile(identities: IdentityCache, call: IngestCall): string | undefined {
   const known = identities.peek(call.orgId);
-  const org = orgs.get(call.orgId);
-  if (known === undefined || org === undefined) return undefined;
+  if (known === undefined) return undefined;
   let profile: string | undefined;
   for (const [k, v] of pairs((call.body as TrackBody).identifiers)) {
     const p = known.owners.get(ownerKey(call.appId, k, v));
@@ -71,17 +68,17 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   if (orgs.size === 0) return undefined;
   const uses = new Map<string, number>();
   for (const call of calls) {
-    const m = (call.body as { messageId?: string }).messageId;
-    if (typeof m === 'string') { const k = `${call.orgId}\u0000${call.appId}\u0000${m}`; uses.set(k, (uses.get(k) ?? 0) + 1); }
+    // Every kind: identify and track share a messageId's key.
+    if ((call.body as { messageId?: string }).messageId !== undefined) { const k = messageKey(call); uses.set(k, (uses.get(k) ?? 0) + 1); }
   }
   const profileOf = new Map<number, string>();
   const eligible = (i: number): boolean => {
     const call = calls[i]!;
     if (call.kind !== 'track' || call.promoted || !orgs.has(call.orgId)) return false;
     const body = call.body as TrackBody;
-    if (uses.get(`${call.orgId}\u0000${call.appId}\u0000${body.messageId}`) !== 1) return false;
+    if (uses.get(messageKey(call)) !== 1) return false;
     if (checkTrack(ctx.snapshots.peek(call.orgId)!, body, false).kind !== 'ok') return false;
-    const profile = knownProfile(ctx.identities, call, orgs);
+    const profile = knownProfile(ctx.identities, call);
     if (profile === undefined) return false;
     profileOf.set(i, profile);
     return true;
@@ -95,15 +92,9 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const events = new Map<number, EventRecord>();
   const rows = fast.map((i) => {
     const call = calls[i]!;
-    const body = call.body as TrackBody;
-    const now = iso(call.receivedAt);
-    const event: EventRecord = {
-      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: profileOf.get(i)!,
-      environment: call.environment, event: body.event, properties: body.properties ?? {},
-      timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
-    };
+    const event = trackEvent(call, profileOf.get(i)!);
     events.set(i, event);
-    return { o: call.orgId, a: call.appId, m: body.messageId, r: { event }, p: event.profileId, n: event.event, t: event.timestamp };
+    return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId, n: event.event, t: event.timestamp };
   });
   const usedOrgs = [...new Set(fast.map((i) => calls[i]!.orgId))].map((id) => orgs.get(id)!);
   const sources = [...new Set(fast.map((i) => calls[i]!.sourceId))];
@@ -125,7 +116,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
       if (decide) {
         if (!answer.stale) {
           const replayed = new Set((answer.replays ?? []).map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
-          const touches = fast.filter((i) => !replayed.has(keyOf(calls[i]!))).map(touchOf);
+          const touches = fast.filter((i) => !replayed.has(messageKey(calls[i]!))).map(touchOf);
           // The statement checked the segment versions: the cached definitions are current.
           system = await recompute(c, ctx.segments, touches, Date.now(), true);
         }
@@ -154,7 +145,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const observed = new Map<string, IngestCall[]>();
   for (const i of fast) {
     const call = calls[i]!;
-    const key = keyOf(call);
+    const key = messageKey(call);
     if (prior.has(key)) { outcomes.set(i, replay(prior.get(key))); continue; }
     const event = events.get(i)!;
     outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });

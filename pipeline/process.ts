@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
 import { resolveProfile, profileOut } from './identity.js';
-import { bulkApply, fallsBack, iso, QUARANTINED, replay, type CallOutcome, type Plan } from './bulk.js';
+import { bulkApply, fallsBack, iso, messageKey, QUARANTINED, replay, trackEvent, type CallOutcome, type Plan } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { recompute, type SegmentCache } from './segments/mod.js';
 import { lanesOf } from './lanes.js';
@@ -273,11 +273,7 @@ async function track(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCal
     }
     const now = iso(call.receivedAt);
     const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
-    const event: EventRecord = {
-      id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId: profile.id,
-      environment: call.environment, event: body.event, properties: body.properties ?? {},
-      timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
-    };
+    const event = trackEvent(call, profile.id);
     // The answer and the segment history row, one statement. created_at moves to this transaction:
     // a promoted call's claim is older, and recovery (landing.ts) finds unlanded events by it.
     await c.query(
