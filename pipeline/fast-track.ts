@@ -108,15 +108,17 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const write = `SELECT headwater_track_fast(${jsonLiteral({ orgs: usedOrgs, sources, rows })}) AS r`;
   let answer: FastAnswer;
   let system: EventRecord[] = [];
+  /** The stored answers of replayed messageIds, by messageKey. */
+  const prior = new Map<string, unknown>();
   const c = await ctx.pool.connect();
   try {
     try {
       const res = await c.query(`BEGIN; ${write}${decide ? '' : '; COMMIT'}`) as unknown as pg.QueryResult[];
       answer = res[1]!.rows[0]!.r;
+      for (const [o, a, m, result] of answer.replays ?? []) prior.set(`${o}\u0000${a}\u0000${m}`, result);
       if (decide) {
         if (!answer.stale) {
-          const replayed = new Set((answer.replays ?? []).map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
-          const touches = fast.filter((i) => !replayed.has(messageKey(calls[i]!))).map(touchOf);
+          const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!))).map(touchOf);
           // The statement checked the segment versions: the cached definitions are current.
           system = await recompute(c, ctx.segments, touches, Date.now(), true);
         }
@@ -139,8 +141,6 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     return undefined;
   }
 
-  const prior = new Map<string, unknown>();
-  for (const [o, a, m, result] of answer.replays ?? []) prior.set(`${o}\u0000${a}\u0000${m}`, result);
   const outcomes = new Map<number, CallOutcome>();
   const observed = new Map<string, IngestCall[]>();
   for (const i of fast) {
