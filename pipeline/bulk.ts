@@ -110,7 +110,7 @@ function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string,
 export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>,
   serial = false, identities?: IdentityCache): Promise<BulkOutput> {
   const c = await pool.connect();
-  const t: Tx = { open: false, committed: false, serial, learn: serial && identities !== undefined ? [] : undefined };
+  const t: Tx = { open: false, committed: false, serial, learn: identities !== undefined ? [] : undefined };
   try {
     const out = await apply(c, t, segments, calls, lanes, plans);
     if (!t.committed) await c.query('COMMIT');
@@ -132,7 +132,11 @@ export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: In
  */
 interface Tx {
   open: boolean; committed: boolean; serial: boolean;
-  /** Serial with an identity cache: the owners to teach it once committed, per org at its identity version. */
+  /**
+   * With an identity cache: the owners to teach it once committed, per org at the identity version
+   * read by the statement's own snapshot, taken before headwater_bulk_begin's reads (its statements
+   * take later ones): a version never newer than the owners it is learned with.
+   */
   learn?: Array<{ org: string; version: number; entries: Array<[string, string]> }>;
 }
 

@@ -84,8 +84,8 @@ interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Pro
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
   const segments = new SegmentCache();
-  // One process owns embedded Postgres: identifier owners it learned stay usable while their org's
-  // identity version holds (fast-track.ts checks it in the writing statement).
+  // Identifier owners learned here stay usable while their org's identity version holds
+  // (fast-track.ts checks it in the writing statement).
   const identities = new IdentityCache();
   return {
     run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls),

@@ -1,14 +1,16 @@
-// The embedded fast path of track calls: when this process already knows everything a lane of
-// track calls depends on (every identifier's owner, one profile per lane; the org's catalog and
-// segment definitions), the lane's calls are written in one statement, in one round trip with
-// BEGIN and COMMIT when no segment watches their events (else the decisions follow in the same
-// transaction): headwater_track_fast (migration 8) checks
-// that the catalog, segment and identity versions the decision used are still current and the
-// sources are live, then stores the messageIds with their answers and the new events' segment
-// history. A messageId stored before answers its original (a replay), as on the other paths.
-// When a check fails nothing is written, and the calls go to the general path (process.ts), which
-// reads everything afresh and teaches the identity cache again (bulk.ts).
-// Only for embedded Postgres (ProcessContext.serial): there no transaction runs beside this one.
+// The fast path of track calls: when this thread already knows everything a lane of track calls
+// depends on (every identifier's owner, one profile per lane; the org's catalog and segment
+// definitions), the lane's calls are written in one statement, in one round trip with BEGIN and
+// COMMIT when no segment watches their events (else the decisions follow in the same
+// transaction): headwater_track_fast (migrations 8 and 9) checks that the catalog, segment and
+// identity versions the decision used are still current and the sources are live, then stores the
+// messageIds with their answers and the new events' segment history. A messageId stored before
+// answers its original (a replay), as on the other paths. When a check fails nothing is written,
+// and the calls go to the general path (process.ts), which reads everything afresh and teaches the
+// identity cache again (bulk.ts).
+// Beside other transactions (a Postgres server) the statement first locks the lanes' profiles and
+// takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
+// either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
 import { messageKey, replay, trackEvent, type CallOutcome } from './bulk.js';
 import { pairs } from './identity.js';
@@ -16,7 +18,7 @@ import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
 import { checkTrack, collectObservations, observe, type SnapshotCache } from './governance/mod.js';
-import { recompute, touchesSegments, type SegmentCache, type Touch } from './segments/mod.js';
+import { recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IngestCall, TrackBody } from './types.js';
 
 export interface FastContext {
@@ -24,6 +26,8 @@ export interface FastContext {
   snapshots: SnapshotCache;
   segments: SegmentCache;
   identities: IdentityCache;
+  /** No other transaction runs beside this one (embedded Postgres): nothing needs locking. */
+  serial: boolean;
 }
 
 export interface FastOutput {
@@ -105,7 +109,8 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   // With no segment to decide, BEGIN, the statement and COMMIT travel together; otherwise the
   // decisions (segments/recompute.ts) follow in the same transaction, for the new events only.
   const decide = touchesSegments(ctx.segments, fast.map(touchOf));
-  const write = `SELECT headwater_track_fast(${jsonLiteral({ orgs: usedOrgs, sources, rows })}) AS r`;
+  const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
+  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows })}) AS r`;
   let answer: FastAnswer;
   let system: EventRecord[] = [];
   /** The stored answers of replayed messageIds, by messageKey. */
@@ -126,9 +131,10 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
       }
     } catch (e) {
       await c.query('ROLLBACK').catch(() => {});
-      // A value Postgres refuses (a NUL in a string): the general path finds the call and answers it.
+      // A value Postgres refuses (a NUL in a string), or a deadlock with a writer that locks in
+      // another order (the same messageId claimed at once elsewhere): the general path takes them.
       const code = (e as { code?: unknown }).code;
-      if (typeof code === 'string' && code.startsWith('22')) return undefined;
+      if (typeof code === 'string' && (code.startsWith('22') || code === '40P01' || code === '40001')) return undefined;
       throw e;
     }
   } finally {

@@ -24,7 +24,7 @@ export interface ProcessContext {
   concurrency: number;
   /** No other transaction can run beside this context's (embedded Postgres: one session). */
   serial?: boolean;
-  /** Identifier owners known to this process (serial only): enables the track fast path (fast-track.ts). */
+  /** Identifier owners known to this thread: enables the track fast path (fast-track.ts). */
   identities?: IdentityCache;
 }
 
@@ -34,8 +34,8 @@ const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
 const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
-  const identities = ctx.serial ? ctx.identities : undefined;
-  const fast = identities ? await fastTrack({ ...ctx, identities }, calls) : undefined;
+  const identities = ctx.identities;
+  const fast = identities ? await fastTrack({ ...ctx, identities, serial: !!ctx.serial }, calls) : undefined;
   if (!fast) return processCalls(ctx, calls);
   const results: CallResult[] = new Array(calls.length);
   const events: EventRecord[] = [];
@@ -127,7 +127,7 @@ async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<B
     for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
       let out;
       try {
-        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans, !!ctx.serial, ctx.serial ? ctx.identities : undefined);
+        out = await bulkApply(ctx.pool, ctx.segments, calls, chunk, plans, !!ctx.serial, ctx.identities);
       } catch (e) {
         // Rolled back: the chunk's calls go one by one (a data error is then one call's 422).
         if (!fallsBack(e)) throw e;

@@ -4,6 +4,7 @@
 // event, strict policy, a new segment watching the event, an archived source. The same behaviour
 // is asserted in every mode; in embedded mode the second call of each profile takes the fast path.
 import t, { type Test } from 'tap';
+import pg from 'pg';
 import { startServer, call, createAppFixture, expectError, poll, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
 
 const s = await startServer();
@@ -133,4 +134,59 @@ t.test('segments are decided on known profiles: counts across calls, one entry, 
   await poll(entered, (r) => (r.body?.data?.length ?? 0) >= 1, 10_000);
   await new Promise((r) => setTimeout(r, 300));
   t.equal((await entered()).body.data.length, 1, 'one entry event');
+});
+
+t.test('tracks racing a merge: every event lands on the survivor, once', async (t) => {
+  // Against a Postgres server the fast path runs beside the merge (other worker threads): the
+  // merge must see, and move, the history a concurrent fast write adds to the profile it folds.
+  const f = await createAppFixture(s);
+  const anon = uid('anon'), email = `${uid('e')}@example.com`;
+  const older = await known(t, f, { anonymousId: anon });
+  await known(t, f, { email });
+  // Every worker thread learns both owners (calls spread over the threads).
+  const teach = await Promise.all(Array.from({ length: 8 }, (_, i) => track(f, { identifiers: i % 2 ? { anonymousId: anon } : { email }, event: 'Seen' })));
+  t.same(teach.map((r) => r.status), Array(8).fill(201));
+  // Waves of tracks on both profiles, so that several batches run at once, with the merge inside.
+  const waves = 8, perWave = 6;
+  const pending: Array<Promise<{ status: number }>> = [];
+  for (let w = 0; w < waves; w++) {
+    for (let i = 0; i < perWave; i++) pending.push(track(f, { identifiers: i % 2 ? { anonymousId: anon } : { email }, event: 'Race' }));
+    if (w === waves / 2) pending.push(identify(f, { identifiers: { anonymousId: anon, email } }));
+    await new Promise((r) => setTimeout(r, 3));
+  }
+  const statuses = (await Promise.all(pending)).map((r) => r.status);
+  t.equal(statuses.filter((x) => x === 201).length, waves * perWave, 'every track written');
+  t.equal(statuses.filter((x) => x === 200).length, 1, 'the merge answered');
+  // A segment created now decides on the stored history: the survivor holds every Race event.
+  const seg = (atLeast: number) => admin(f, 'POST', '/v1/segments', { name: `race-${atLeast}`, definition: { predicates: [{ kind: 'event', name: 'Race', op: 'performed', atLeast }] } });
+  const all = await seg(waves * perWave);
+  t.equal(all.status, 201);
+  t.equal(all.body.data.memberCount, 1, 'the survivor counts all of them');
+  const members = await admin(f, 'GET', `/v1/segments/${all.body.data.id}/members`);
+  t.same((members.body.data as any[]).map((x) => x.profileId), [older]);
+  t.equal((await seg(waves * perWave + 1)).body.data.memberCount, 0, 'and none twice');
+});
+
+t.test('a track waits while another transaction holds its profile, as a merge does', { skip: !process.env.DATABASE_URL && 'needs a Postgres server' }, async (t) => {
+  // Why the race above cannot lose history: a merge locks every profile it folds before it moves
+  // identifiers or history, and the fast path locks its profiles before it checks anything.
+  const f = await createAppFixture(s);
+  const email = `${uid('e')}@example.com`;
+  const profile = await known(t, f, { email });
+  await Promise.all(Array.from({ length: 6 }, () => track(f, { identifiers: { email }, event: 'Seen' })));
+  const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query('SELECT 1 FROM profiles WHERE id = $1 FOR UPDATE', [profile]);
+    let answered = false;
+    const held = Promise.all(Array.from({ length: 4 }, () => track(f, { identifiers: { email }, event: 'Held' }))).then((r) => { answered = true; return r; });
+    await new Promise((r) => setTimeout(r, 500));
+    t.notOk(answered, 'not answered while the profile is held');
+    await c.query('COMMIT');
+    t.same((await held).map((r) => r.status), [201, 201, 201, 201], 'answered once it is free');
+  } finally {
+    await c.query('ROLLBACK').catch(() => {});
+    await c.end();
+  }
 });

@@ -1,18 +1,21 @@
 // Piscina task: one batch of ingestion calls -> Postgres effects + answers + events.
-// Piscina loads this module once per thread; the thread's own clients (a small pg pool, the catalog
-// snapshot cache) are created here from workerData and live as long as the thread.
+// Piscina loads this module once per thread; the thread's own clients (a small pg pool, the catalog,
+// segment and identity caches) are created here from workerData and live as long as the thread.
 import { workerData } from 'piscina';
 import { createPool, type PgConnection } from '../pipeline/store/postgres.js';
 import { SnapshotCache } from '../pipeline/governance/mod.js';
 import { processBatch } from '../pipeline/process.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
+import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { BatchOutcome, IngestCall } from '../pipeline/types.js';
 
 const { connection, connections } = workerData as { connection: PgConnection; connections: number };
 const pool = createPool(connection, connections);
 const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
+// Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
+const identities = new IdentityCache();
 
 export default function run(calls: IngestCall[]): Promise<BatchOutcome> {
-  return processBatch({ pool, snapshots, segments, concurrency: connections }, calls);
+  return processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
 }
