@@ -380,3 +380,29 @@ t.test('a promoted (held) event is a write too: its replay recomputes membership
   t.same(await members(f, seg.id), [prof.body.data[0].id], 'the replay entered the profile');
   t.same(summary(await settledSystemEvents(f, prof.body.data[0].id, 1)), ['entered:upgraded']);
 });
+
+t.test('event counts at many windows of one event: each window and threshold exact', async (t) => {
+  // Seven windows of one name (more than one scan holds): counts at every window, by backfill on
+  // create and by the recompute of a write.
+  const f = await createAppFixture(s);
+  const user = uid('user');
+  const profile = await profileOf(t, f, user);
+  const daysAgo = [0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 10.5, -1]; // -1: a future timestamp, which counts
+  for (const d of daysAgo) {
+    const r = await track(f, { identifiers: { userId: user }, event: 'Ping', timestamp: new Date(Date.now() - d * 86_400_000).toISOString() });
+    t.equal(r.status, 201);
+  }
+  const windows: Array<[number | undefined, number]> = [[1, 2], [2, 3], [3, 4], [4, 5], [5, 6], [6, 7], [undefined, 8]];
+  const segs: Array<{ id: string; withinDays?: number; atLeast: number }> = [];
+  for (const [withinDays, count] of windows) {
+    for (const atLeast of [count, count + 1]) {
+      const r = await create(f, { name: `ping-${withinDays ?? 'all'}-${atLeast}`, definition: { predicates: [{ kind: 'event', name: 'Ping', op: 'performed', atLeast, ...(withinDays ? { withinDays } : {}) }] } });
+      t.equal(r.status, 201, r.text.slice(0, 200));
+      t.equal(r.body.data.memberCount, atLeast === count ? 1 : 0, `${withinDays ?? 'all'} days, atLeast ${atLeast}: ${count} events`);
+      segs.push({ id: r.body.data.id, withinDays, atLeast });
+    }
+  }
+  // One more event now: every window holds one more, so every segment has the profile.
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Ping' })).status, 201);
+  for (const sg of segs) t.same(await members(f, sg.id), [profile], `${sg.withinDays ?? 'all'} days, atLeast ${sg.atLeast} after one more`);
+});

@@ -9,27 +9,67 @@ export const windowStart = (nowMs: number, withinDays: number) => new Date(nowMs
 
 export interface CountSpec { profileId: string; name: string; withinDays?: number; limit: number }
 
+/** Windows counted in one scan of a (profile, name); a group with more takes another scan. */
+const SLOTS = 4;
+
 /**
- * Events of each spec's name for its profile (within `withinDays` of `nowMs`, by timestamp), counted
- * up to `limit`: each count reads at most `limit` index entries, however long the history.
+ * The counts of every spec, up to its `limit`, in one index scan per (profile, name): the newest
+ * `max(limit)` entries, counted at each window's start. Exact up to each limit: entries left out of
+ * the scan are older than all read, so a window either holds every entry read (and so at least the
+ * limit) or ends inside what was read. (One scan per window read the same entries once per window.)
+ * `$1`..`$7` shifted by `at` (parameters from `countParams`); yields one int[SLOTS] per group.
  */
-/** The SQL of the counts: `$1`..`$4` shifted by `at` (parameters from `countParams`). */
 export function countsSql(at = 0): string {
   const p = (i: number) => `$${i + at}`;
-  return `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM event_history h
-              WHERE h.profile_id = t.p AND h.name = t.n AND h.ts >= t.c LIMIT t.l) x) AS n
-     FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::timestamptz[], ${p(4)}::int[]) WITH ORDINALITY AS t(p, n, c, l, i)
+  const cuts = Array.from({ length: SLOTS }, (_, k) => `count(*) FILTER (WHERE x.ts >= t.c${k + 1})`).join(', ');
+  return `SELECT (SELECT ARRAY[${cuts}]::int[]
+                  FROM (SELECT h.ts FROM event_history h WHERE h.profile_id = t.p AND h.name = t.n ORDER BY h.ts DESC LIMIT t.l) x)
+     FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::int[], ${p(4)}::timestamptz[], ${p(5)}::timestamptz[], ${p(6)}::timestamptz[], ${p(7)}::timestamptz[])
+          WITH ORDINALITY AS t(p, n, l, c1, c2, c3, c4, i)
      ORDER BY t.i`;
 }
 
-export function countParams(specs: CountSpec[], nowMs: number): unknown[] {
-  return [specs.map((s) => s.profileId), specs.map((s) => s.name),
-    specs.map((s) => (s.withinDays === undefined ? '-infinity' : windowStart(nowMs, s.withinDays))),
-    specs.map((s) => s.limit)];
+export interface CountQuery {
+  /** Parameters of `countsSql`. */
+  args: unknown[];
+  /** The count of each spec, in spec order, from the query's rows. */
+  read(rows: number[][]): number[];
+}
+
+export function countParams(specs: CountSpec[], nowMs: number): CountQuery {
+  const ps: string[] = [], ns: string[] = [], ls: number[] = [];
+  const cs: Array<Array<string | null>> = Array.from({ length: SLOTS }, () => []);
+  const at: Array<[group: number, slot: number]> = [];
+  // The open group of each (profile, name) and its windows by start.
+  const open = new Map<string, { g: number; slots: Map<string, number> }>();
+  for (const s of specs) {
+    const cut = s.withinDays === undefined ? '-infinity' : windowStart(nowMs, s.withinDays);
+    const key = `${s.profileId}\u0000${s.name}`;
+    let grp = open.get(key);
+    let slot = grp?.slots.get(cut);
+    if (grp === undefined || (slot === undefined && grp.slots.size >= SLOTS)) {
+      grp = { g: ps.length, slots: new Map() };
+      open.set(key, grp);
+      ps.push(s.profileId); ns.push(s.name); ls.push(0);
+      for (const c of cs) c.push(null);
+    }
+    if (slot === undefined) {
+      slot = grp.slots.size;
+      grp.slots.set(cut, slot);
+      cs[slot]![grp.g] = cut;
+    }
+    ls[grp.g] = Math.max(ls[grp.g]!, s.limit);
+    at.push([grp.g, slot]);
+  }
+  return {
+    args: [ps, ns, ls, ...cs],
+    read: (rows) => at.map(([g, k], i) => Math.min(rows[g]![k]!, specs[i]!.limit)),
+  };
 }
 
 export async function countEvents(c: Queryable, specs: CountSpec[], nowMs: number): Promise<number[]> {
   if (specs.length === 0) return [];
-  const r = await c.query<{ n: number }>(countsSql(), countParams(specs, nowMs));
-  return r.rows.map((row) => row.n);
+  const q = countParams(specs, nowMs);
+  const r = await c.query<{ n: number[] }>(`SELECT ARRAY(${countsSql()}) AS n`, q.args);
+  return q.read(r.rows[0]!.n as unknown as number[][]);
 }

@@ -140,8 +140,9 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
     const plan = planCounts(jobs, () => true);
     const ids = jobs.map((j) => j.facts.id);
     const at = lock ? 2 : 0; // parameters before the profile ids
-    const args: unknown[] = [...(lock ? versionArgs(lockOrgs) : []), ids, ...countParams(plan.specs, nowMs)];
-    const r = await c.query<{ versions?: Array<[string, number | string]> | null; profiles: Array<[string, Record<string, unknown>, string[]]> | null; counts: number[] }>(
+    const cq = countParams(plan.specs, nowMs);
+    const args: unknown[] = [...(lock ? versionArgs(lockOrgs) : []), ids, ...cq.args];
+    const r = await c.query<{ versions?: Array<[string, number | string]> | null; profiles: Array<[string, Record<string, unknown>, string[]]> | null; counts: number[][] }>(
       `SELECT ${lock ? '(SELECT json_agg(json_build_array(org, ver)) FROM headwater_segment_versions($1::text[], $2::bigint[])) AS versions,' : ''}
          (SELECT json_agg(json_build_array(p.id, p.traits, ARRAY(SELECT m.segment_id FROM segment_members m WHERE m.profile_id = p.id)))
           FROM profiles p WHERE p.id = ANY($${at + 1}::text[])) AS profiles,
@@ -164,7 +165,7 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
       kept.push(j);
     }
     if (kept.length !== jobs.length) { jobs = kept; continue; } // plans index jobs: plan again
-    return { jobs, plan, counts: row.counts, members };
+    return { jobs, plan, counts: cq.read(row.counts), members };
   }
 }
 
