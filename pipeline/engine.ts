@@ -53,7 +53,7 @@ export function startEngine(o: EngineOptions): Engine {
   const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
-  const consumer = o.ingest.consume(async (calls: IngestCall[]) => {
+  const consumer = o.ingest.consume(async (calls: IngestCall[], info) => {
     if (landing) {
       const batch = await landing.begin();
       let out: BatchOutcome;
@@ -62,6 +62,8 @@ export function startEngine(o: EngineOptions): Engine {
       return out.results;
     }
     const out = await run.run(calls);
+    // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
+    info.answer?.(out.results);
     if (out.events.length) await o.events.publish(out.events);
     // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
     if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));

@@ -127,11 +127,13 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
           const again = groups.flatMap((g, i) => g.map(() => msgs[i]!.info.deliveryCount > 1));
           for (let at = 0; at < all.length; at += maxCalls) {
             const items = all.slice(at, at + maxCalls);
-            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls) });
+            let answered = false;
+            const early = (out: CallResult[]) => { if (!answered && out.length === items.length) { answered = true; answer(items, out); } };
+            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls), answer: early });
             if (!Array.isArray(out) || out.length !== items.length) {
               throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
             }
-            answer(items, out);
+            if (!answered) answer(items, out);
           }
         },
       }));

@@ -15,7 +15,18 @@ export interface ConsumeOptions {
 
 export interface Consumer { close(): Promise<void> }
 
-export type IngestHandler = (calls: IngestCall[], info: { redelivered: boolean[] }) => Promise<CallResult[]>;
+export interface IngestBatchInfo {
+  redelivered: boolean[];
+  /**
+   * Offered where the calls stay in a durable stream until the batch is acknowledged (JetStream):
+   * sends the results now, before the handler's remaining work (handing events over), which the
+   * acknowledgement still waits for. A batch that fails after it comes again, and its redelivered
+   * calls re-emit their original events. The handler still returns the same results.
+   */
+  answer?(results: CallResult[]): void;
+}
+
+export type IngestHandler = (calls: IngestCall[], info: IngestBatchInfo) => Promise<CallResult[]>;
 export type EventHandler = (events: EventRecord[]) => Promise<void>;
 
 export interface IngestStream {
