@@ -4,19 +4,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import {
-  AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
-  DefinitionSchema, DeletedSchema, DroppedSchema, EmailSchema, EventPredicateInputSchema, EventPredicateSchema,
-  EventSchema, ExecutionDetailSchema, ExecutionSchema, HealthLiveSchema, HealthReadySchema, JournalCallSchema,
-  JournalEntrySchema, JournalResultSchema, JourneyEntryInputSchema, JourneyEntrySchema, JourneySchema, LogEntrySchema,
-  ManifestInputSchema, ManifestSchema, OrgCreatedSchema, OrgLimitsSchema, OrgSchema, OrgUpdatedSchema,
-  PredicateInputSchema, PredicateSchema, ProfileSchema, PromotedSchema, PurposeEntrySchema, PushSchema,
-  QuarantinedSchema, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema, SegmentWithCountSchema, SessionSchema,
-  SettingsSchema, SourceSchema, SpineStepSchema, TemplateEntryInputSchema, TemplateEntrySchema, TraitPredicateSchema,
-  TriggerSchema, UsersMeSchema, VersionSchema, WebhookDeliverySchema, WebhookSchema,
-  TYPE_NAMES, IDENTIFIER_KINDS, EXECUTION_STATUSES, SPINE_STEP_NAMES, TRAIT_OPS, PREDICATE_SEMANTICS,
-} from './resources.js';
-import { Environment, ErrorEnvelope, Meta } from './common.js';
+import type * as R from './resources.js';
+import type { Environment as EnvironmentSchema, ErrorEnvelope as ErrorEnvelopeSchema, Meta as MetaSchema } from './common.js';
 
 export { routes } from './routes.js';
 export type { RouteDef, ResponseDef, Scheme } from './route.js';
@@ -35,65 +24,65 @@ export {
   SettingsSchema, SourceSchema, SpineStepSchema, TemplateEntryInputSchema, TemplateEntrySchema, TraitPredicateSchema,
   TriggerSchema, UsersMeSchema, VersionSchema, WebhookDeliverySchema, WebhookSchema,
   TYPE_NAMES, IDENTIFIER_KINDS, EXECUTION_STATUSES, SPINE_STEP_NAMES, TRAIT_OPS, PREDICATE_SEMANTICS,
-  Environment as EnvironmentSchema, ErrorEnvelope as ErrorEnvelopeSchema, Meta as MetaSchema,
-};
+} from './resources.js';
+export { Environment as EnvironmentSchema, ErrorEnvelope as ErrorEnvelopeSchema, Meta as MetaSchema } from './common.js';
 
-export type Environment = Static<typeof Environment>;
-export type Meta = Static<typeof Meta>;
-export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
-export type Profile = Static<typeof ProfileSchema>;
-export type Event = Static<typeof EventSchema>;
-export type Quarantined = Static<typeof QuarantinedSchema>;
-export type CatalogEvent = Static<typeof CatalogEventSchema>;
-export type CatalogTrait = Static<typeof CatalogTraitSchema>;
-export type Promoted = Static<typeof PromotedSchema>;
-export type Dropped = Static<typeof DroppedSchema>;
-export type App = Static<typeof AppSchema>;
-export type Source = Static<typeof SourceSchema>;
-export type TraitPredicate = Static<typeof TraitPredicateSchema>;
-export type EventPredicate = Static<typeof EventPredicateSchema>;
-export type EventPredicateInput = Static<typeof EventPredicateInputSchema>;
-export type Predicate = Static<typeof PredicateSchema>;
-export type PredicateInput = Static<typeof PredicateInputSchema>;
-export type Definition = Static<typeof DefinitionSchema>;
-export type DefinitionInput = Static<typeof DefinitionInputSchema>;
-export type Segment = Static<typeof SegmentSchema>;
-export type SegmentWithCount = Static<typeof SegmentWithCountSchema>;
-export type SegmentMember = Static<typeof SegmentMemberSchema>;
-export type SegmentPreview = Static<typeof SegmentPreviewSchema>;
-export type Deleted = Static<typeof DeletedSchema>;
-export type JournalCall = Static<typeof JournalCallSchema>;
-export type JournalResult = Static<typeof JournalResultSchema>;
-export type JournalEntry = Static<typeof JournalEntrySchema>;
-export type LogEntry = Static<typeof LogEntrySchema>;
-export type Execution = Static<typeof ExecutionSchema>;
-export type ExecutionDetail = Static<typeof ExecutionDetailSchema>;
-export type SpineStep = Static<typeof SpineStepSchema>;
-export type Trigger = Static<typeof TriggerSchema>;
-export type JourneyEntry = Static<typeof JourneyEntrySchema>;
-export type JourneyEntryInput = Static<typeof JourneyEntryInputSchema>;
-export type TemplateEntry = Static<typeof TemplateEntrySchema>;
-export type TemplateEntryInput = Static<typeof TemplateEntryInputSchema>;
-export type PurposeEntry = Static<typeof PurposeEntrySchema>;
-export type Manifest = Static<typeof ManifestSchema>;
-export type ManifestInput = Static<typeof ManifestInputSchema>;
-export type Version = Static<typeof VersionSchema>;
-export type Push = Static<typeof PushSchema>;
-export type Artifact = Static<typeof ArtifactSchema>;
-export type Journey = Static<typeof JourneySchema>;
-export type Email = Static<typeof EmailSchema>;
-export type Webhook = Static<typeof WebhookSchema>;
-export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
-export type Org = Static<typeof OrgSchema>;
-export type OrgLimits = Static<typeof OrgLimitsSchema>;
-export type OrgUpdated = Static<typeof OrgUpdatedSchema>;
-export type OrgCreated = Static<typeof OrgCreatedSchema>;
-export type Session = Static<typeof SessionSchema>;
-export type Settings = Static<typeof SettingsSchema>;
-export type UsersMe = Static<typeof UsersMeSchema>;
-export type HealthLive = Static<typeof HealthLiveSchema>;
-export type HealthReady = Static<typeof HealthReadySchema>;
-export type BatchResult = Static<typeof BatchResultSchema>;
+export type Environment = Static<typeof EnvironmentSchema>;
+export type Meta = Static<typeof MetaSchema>;
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
+export type Profile = Static<typeof R.ProfileSchema>;
+export type Event = Static<typeof R.EventSchema>;
+export type Quarantined = Static<typeof R.QuarantinedSchema>;
+export type CatalogEvent = Static<typeof R.CatalogEventSchema>;
+export type CatalogTrait = Static<typeof R.CatalogTraitSchema>;
+export type Promoted = Static<typeof R.PromotedSchema>;
+export type Dropped = Static<typeof R.DroppedSchema>;
+export type App = Static<typeof R.AppSchema>;
+export type Source = Static<typeof R.SourceSchema>;
+export type TraitPredicate = Static<typeof R.TraitPredicateSchema>;
+export type EventPredicate = Static<typeof R.EventPredicateSchema>;
+export type EventPredicateInput = Static<typeof R.EventPredicateInputSchema>;
+export type Predicate = Static<typeof R.PredicateSchema>;
+export type PredicateInput = Static<typeof R.PredicateInputSchema>;
+export type Definition = Static<typeof R.DefinitionSchema>;
+export type DefinitionInput = Static<typeof R.DefinitionInputSchema>;
+export type Segment = Static<typeof R.SegmentSchema>;
+export type SegmentWithCount = Static<typeof R.SegmentWithCountSchema>;
+export type SegmentMember = Static<typeof R.SegmentMemberSchema>;
+export type SegmentPreview = Static<typeof R.SegmentPreviewSchema>;
+export type Deleted = Static<typeof R.DeletedSchema>;
+export type JournalCall = Static<typeof R.JournalCallSchema>;
+export type JournalResult = Static<typeof R.JournalResultSchema>;
+export type JournalEntry = Static<typeof R.JournalEntrySchema>;
+export type LogEntry = Static<typeof R.LogEntrySchema>;
+export type Execution = Static<typeof R.ExecutionSchema>;
+export type ExecutionDetail = Static<typeof R.ExecutionDetailSchema>;
+export type SpineStep = Static<typeof R.SpineStepSchema>;
+export type Trigger = Static<typeof R.TriggerSchema>;
+export type JourneyEntry = Static<typeof R.JourneyEntrySchema>;
+export type JourneyEntryInput = Static<typeof R.JourneyEntryInputSchema>;
+export type TemplateEntry = Static<typeof R.TemplateEntrySchema>;
+export type TemplateEntryInput = Static<typeof R.TemplateEntryInputSchema>;
+export type PurposeEntry = Static<typeof R.PurposeEntrySchema>;
+export type Manifest = Static<typeof R.ManifestSchema>;
+export type ManifestInput = Static<typeof R.ManifestInputSchema>;
+export type Version = Static<typeof R.VersionSchema>;
+export type Push = Static<typeof R.PushSchema>;
+export type Artifact = Static<typeof R.ArtifactSchema>;
+export type Journey = Static<typeof R.JourneySchema>;
+export type Email = Static<typeof R.EmailSchema>;
+export type Webhook = Static<typeof R.WebhookSchema>;
+export type WebhookDelivery = Static<typeof R.WebhookDeliverySchema>;
+export type Org = Static<typeof R.OrgSchema>;
+export type OrgLimits = Static<typeof R.OrgLimitsSchema>;
+export type OrgUpdated = Static<typeof R.OrgUpdatedSchema>;
+export type OrgCreated = Static<typeof R.OrgCreatedSchema>;
+export type Session = Static<typeof R.SessionSchema>;
+export type Settings = Static<typeof R.SettingsSchema>;
+export type UsersMe = Static<typeof R.UsersMeSchema>;
+export type HealthLive = Static<typeof R.HealthLiveSchema>;
+export type HealthReady = Static<typeof R.HealthReadySchema>;
+export type BatchResult = Static<typeof R.BatchResultSchema>;
 
 /**
  * Generated validators, by name `<routeId>_body`, `<routeId>_query`, `<routeId>_params`
@@ -102,16 +91,11 @@ export type BatchResult = Static<typeof BatchResultSchema>;
  */
 export type Validators = { [name: string]: ValidateFunction };
 
-let validators: Validators | undefined;
-let openapi: object | undefined;
-
 export function loadValidators(): Validators {
-  validators ??= createRequire(import.meta.url)('./generated/validators.cjs') as Validators;
-  return validators;
+  return createRequire(import.meta.url)('./generated/validators.cjs') as Validators;
 }
 
-/** The OpenAPI 3.1 document served at /openapi.json. */
+/** The OpenAPI 3.1 document served at /openapi.json (read once per service). */
 export function loadOpenApi(): object {
-  openapi ??= JSON.parse(readFileSync(new URL('./generated/openapi.json', import.meta.url), 'utf8')) as object;
-  return openapi;
+  return JSON.parse(readFileSync(new URL('./generated/openapi.json', import.meta.url), 'utf8')) as object;
 }
