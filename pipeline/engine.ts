@@ -13,7 +13,9 @@ import type { Logger } from '../api/log.js';
 import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
+import { isolate } from './isolate.js';
 import type { BatchOutcome, IngestCall } from './types.js';
+import type { TaskFailure } from '../workers/ingest-task.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
 
 export interface EngineOptions {
@@ -52,16 +54,21 @@ export function startEngine(o: EngineOptions): Engine {
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
   const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
+  // A failed batch runs again call by call, so one bad call neither holds the others back nor
+  // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
+  const apply = async (calls: IngestCall[]): Promise<BatchOutcome> => {
+    try { return await run.run(calls); } catch (err) { return isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err); }
+  };
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
   const consumer = o.ingest.consume(async (calls: IngestCall[], info) => {
     if (landing) {
       const batch = await landing.begin();
       let out: BatchOutcome;
-      try { out = await run.run(calls); } catch (err) { landing.abandon(batch); throw err; }
+      try { out = await apply(calls); } catch (err) { landing.abandon(batch); throw err; }
       landing.handOver(batch, out.events, out.outbox);
       return out.results;
     }
-    const out = await run.run(calls);
+    const out = await apply(calls);
     // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
     info.answer?.(out.results);
     if (out.events.length) await o.events.publish(out.events);
@@ -101,5 +108,12 @@ function piscinaRunner(o: EngineOptions): Runner {
     workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
     minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
   });
-  return { run: (calls) => pool.run(calls) as Promise<BatchOutcome>, close: () => pool.destroy() };
+  return {
+    async run(calls) {
+      const out = await pool.run(calls) as BatchOutcome | TaskFailure;
+      if ('failed' in out) throw Object.assign(new Error(out.failed.message), out.failed.code ? { code: out.failed.code } : {});
+      return out;
+    },
+    close: () => pool.destroy(),
+  };
 }

@@ -16,6 +16,14 @@ const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
 
-export default function run(calls: IngestCall[]): Promise<BatchOutcome> {
-  return processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
+/** A failure, as a value: an Error thrown across the thread boundary loses its SQLSTATE `code`. */
+export interface TaskFailure { failed: { message: string; code?: string } }
+
+export default async function run(calls: IngestCall[]): Promise<BatchOutcome | TaskFailure> {
+  try {
+    return await processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
+  } catch (e) {
+    const code = (e as { code?: unknown } | null)?.code;
+    return { failed: { message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) } };
+  }
 }
