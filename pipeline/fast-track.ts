@@ -12,7 +12,7 @@
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { messageKey, replay, trackEvent, type CallOutcome } from './bulk.js';
+import { fallsBack, messageKey, replay, trackEvent, type CallOutcome } from './bulk.js';
 import { pairs } from './identity.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
@@ -132,9 +132,9 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     } catch (e) {
       await c.query('ROLLBACK').catch(() => {});
       // A value Postgres refuses (a NUL in a string), or a deadlock with a writer that locks in
-      // another order (the same messageId claimed at once elsewhere): the general path takes them.
-      const code = (e as { code?: unknown }).code;
-      if (typeof code === 'string' && (code.startsWith('22') || code === '40P01' || code === '40001')) return undefined;
+      // another order (the same messageId claimed at once elsewhere): the general path takes them,
+      // as it takes the bulk path's.
+      if (fallsBack(e)) return undefined;
       throw e;
     }
   } finally {
