@@ -10,8 +10,9 @@ import type { Migration } from './types.js';
 //     with is still current (catalog, segment and identity versions of the orgs; sources and apps
 //     not archived), then stores the messageIds with their answers and the segment history of the
 //     new ones. A messageId stored before is a replay: its stored answer comes back instead.
-// Only embedded Postgres uses it: there no other transaction can run beside the statement, so a
-// check and the writes after it see the same state.
+// As written here it is for embedded Postgres only, where no other transaction can run beside the
+// statement, so a check and the writes after it see the same state; migration 9 replaces the
+// function with one that also locks what it checks, for a Postgres server.
 export const pg008: Migration = {
   version: 8,
   name: 'track fast path',
