@@ -63,8 +63,21 @@ export function fallsBack(e: unknown): boolean {
 export const QUARANTINED = { status: 'quarantined' };
 export const iso = (ms: number) => new Date(ms).toISOString();
 const messageIdOf = (c: IngestCall) => (c.body as { messageId?: string }).messageId;
-/** A call's messageId key: messageIds are unique per (org, app). */
-export const messageKey = (c: IngestCall) => `${c.orgId}\u0000${c.appId}\u0000${messageIdOf(c)}`;
+/** The key of a messageId: messageIds are unique per (org, app). */
+export const storedKey = (orgId: string, appId: string, messageId: string | undefined) => `${orgId}\u0000${appId}\u0000${messageId}`;
+/** A call's messageId key. */
+export const messageKey = (c: IngestCall) => storedKey(c.orgId, c.appId, messageIdOf(c));
+
+/** How many calls of the batch carry each messageId key (identify and track share the keys). */
+export function messageUses(calls: IngestCall[]): Map<string, number> {
+  const uses = new Map<string, number>();
+  for (const call of calls) {
+    if (typeof messageIdOf(call) !== 'string') continue;
+    const k = messageKey(call);
+    uses.set(k, (uses.get(k) ?? 0) + 1);
+  }
+  return uses;
+}
 
 /** The Event a track call writes on `profileId` (its timestamp defaults to receivedAt). */
 export function trackEvent(call: IngestCall, profileId: string): EventRecord {
@@ -186,7 +199,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   const b = begun[1]!.rows[0]!.r as BeginResult;
   const identityVersions: Array<[string, number | string]> | undefined = begun[1]!.rows[0]!.iv;
   if (!b.settled) throw new BulkFallback('identity resolution did not settle after concurrent merges');
-  const won = new Set<string>(b.won.map(([o, a, m]) => `${o}\u0000${a}\u0000${m}`));
+  const won = new Set<string>(b.won.map(([o, a, m]) => storedKey(o, a, m)));
   const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
 
   // 2. Calls claimed before (by anyone) answer the original; rejected calls too when claimed before.
@@ -199,7 +212,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
       `SELECT m.org_id, m.app_id, m.message_id, m.result FROM messages m
        JOIN unnest($1::text[], $2::text[], $3::text[]) AS t(o, a, id) ON m.org_id = t.o AND m.app_id = t.a AND m.message_id = t.id`,
       [priorOf.map((i) => calls[i]!.orgId), priorOf.map((i) => calls[i]!.appId), priorOf.map((i) => messageIdOf(calls[i]!))]);
-    const prior = new Map(r.rows.map((row) => [`${row.org_id}\u0000${row.app_id}\u0000${row.message_id}`, row.result]));
+    const prior = new Map(r.rows.map((row) => [storedKey(row.org_id, row.app_id, row.message_id), row.result]));
     for (const i of priorOf) {
       const p = prior.get(messageKey(calls[i]!));
       if (isTrack(i)) outcomes.set(i, rejectOf(i) && p === undefined ? { result: rejectOf(i)! } : replay(p));

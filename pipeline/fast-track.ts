@@ -12,7 +12,7 @@
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { fallsBack, messageKey, replay, trackEvent, type CallOutcome } from './bulk.js';
+import { fallsBack, messageKey, messageUses, replay, storedKey, trackEvent, type CallOutcome } from './bulk.js';
 import { pairs } from './identity.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
@@ -70,11 +70,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     if (snap && segs && ids) orgs.set(call.orgId, { id: call.orgId, cv: snap.version, sv: segs.version, iv: ids.version });
   }
   if (orgs.size === 0) return undefined;
-  const uses = new Map<string, number>();
-  for (const call of calls) {
-    // Every kind: identify and track share a messageId's key.
-    if ((call.body as { messageId?: string }).messageId !== undefined) { const k = messageKey(call); uses.set(k, (uses.get(k) ?? 0) + 1); }
-  }
+  const uses = messageUses(calls);
   const profileOf = new Map<number, string>();
   const eligible = (i: number): boolean => {
     const call = calls[i]!;
@@ -120,7 +116,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     try {
       const res = await c.query(`BEGIN; ${write}${decide ? '' : '; COMMIT'}`) as unknown as pg.QueryResult[];
       answer = res[1]!.rows[0]!.r;
-      for (const [o, a, m, result] of answer.replays ?? []) prior.set(`${o}\u0000${a}\u0000${m}`, result);
+      for (const [o, a, m, result] of answer.replays ?? []) prior.set(storedKey(o, a, m), result);
       if (decide) {
         if (!answer.stale) {
           const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!))).map(touchOf);

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
 import { resolveProfile, profileOut } from './identity.js';
-import { bulkApply, fallsBack, iso, messageKey, QUARANTINED, replay, trackEvent, type CallOutcome, type Plan } from './bulk.js';
+import { bulkApply, fallsBack, iso, messageKey, messageUses, QUARANTINED, replay, trackEvent, type CallOutcome, type Plan } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { recompute, type SegmentCache } from './segments/mod.js';
 import { lanesOf } from './lanes.js';
@@ -180,13 +180,7 @@ function chunksOf(lanes: number[][], max: number): number[][][] {
  */
 function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, CatalogSnapshot>,
   sourceError: (call: IngestCall) => CallResult | undefined, settle: (i: number, out: CallOutcome) => void) {
-  const uses = new Map<string, number>();
-  for (const call of calls) {
-    const m = (call.body as { messageId?: string }).messageId;
-    if (typeof m !== 'string') continue;
-    const key = `${call.orgId}\u0000${call.appId}\u0000${m}`;
-    uses.set(key, (uses.get(key) ?? 0) + 1);
-  }
+  const uses = messageUses(calls);
   const bulk: number[][] = [];
   const perCall: number[][] = [];
   const plans = new Map<number, Plan>();
@@ -209,7 +203,7 @@ function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, C
       if (call.promoted) return false;
       const m = (call.body as { messageId?: string }).messageId;
       if (call.kind === 'track' && typeof m !== 'string') return false;
-      if (typeof m === 'string' && uses.get(`${call.orgId}\u0000${call.appId}\u0000${m}`) !== 1) return false;
+      if (typeof m === 'string' && uses.get(messageKey(call)) !== 1) return false;
       const plan = planOf(call);
       if (plan) lanePlans.set(i, plan);
       return plan !== undefined;
