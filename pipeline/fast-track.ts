@@ -2,7 +2,7 @@
 // depends on (every identifier's owner, one profile per lane; the org's catalog and segment
 // definitions), the lane's calls are written in one statement, in one round trip with BEGIN and
 // COMMIT when no segment watches their events (else the decisions follow in the same
-// transaction): headwater_track_fast (migrations 8 and 9) checks that the catalog, segment and
+// transaction): headwater_track_fast (migrations 8, 9 and 11) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
 // messageIds with their answers and the new events' segment history. A messageId stored before
 // answers its original (a replay), as on the other paths. When a check fails nothing is written,
@@ -94,7 +94,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     const call = calls[i]!;
     const event = trackEvent(call, profileOf.get(i)!);
     events.set(i, event);
-    return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId, n: event.event, t: event.timestamp };
+    return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId };
   });
   const usedOrgs = [...new Set(fast.map((i) => calls[i]!.orgId))].map((id) => orgs.get(id)!);
   const sources = [...new Set(fast.map((i) => calls[i]!.sourceId))];
