@@ -3,6 +3,8 @@
 // In one run, on this machine, with the same load-generator settings for every server:
 //   raw-uws     bench/raw-uws.ts: uWS parsing the JSON and answering 201 (the ceiling)
 //   fastify-pg  bench/fastify-pg.ts: Fastify + pg, one INSERT per request (what a user would write)
+//   floor-*     bench/floor.ts: uWS + one batched messageId/event insert per batch, answered after the
+//               commit, on PGlite and on the Postgres server: the least the contract allows (the floor)
 //   headwater   `node bin/headwater.js serve`, embedded, and with DATABASE_URL + NATS_URL when
 //               those servers answer (each mode skipped with a printed reason otherwise)
 // Each server is its own child process on a free port, alone on the machine while it is measured;
@@ -12,7 +14,7 @@
 // Prints a table, the ratios, PASS/FAIL per target, and writes bench/results/latest.json.
 //
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
-// headwater mode, RSS sampled every 10 s), --only raw,fastify,embedded,nats, --connections N,
+// headwater mode, RSS sampled every 10 s), --only raw,fastify,floor,embedded,nats, --connections N,
 // --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --soak-warmup S, --users N,
 // --loadgen wrk|autocannon, --private-nats (NATS mode against a nats-server started for the run instead of
 // NATS_URL: headwater's stream names are fixed, so other headwater processes on a shared NATS server pull
@@ -256,7 +258,7 @@ async function drain(url: string, f: Fixture, loadEndedAt: number, boundMs = 120
 // ---------------------------------------------------------------- scenarios
 
 interface ScenarioResult {
-  server: string;          // raw-uws | fastify-pg | headwater-embedded | headwater-nats
+  server: string;          // raw-uws | fastify-pg | floor-pglite | floor-pg | headwater-embedded | headwater-nats
   scenario: CallKind | 'soak' | 'segments';
   load: LoadResult;
   rps: number;             // answers/s
@@ -423,6 +425,22 @@ async function main() {
             results.push(r); process.stdout.write(line(r) + '\n');
           } finally { await stopServer(srv); }
         } catch (err) { skipped.push({ what: 'fastify-pg', reason: `failed: ${(err as Error).message}` }); process.stdout.write(`fastify-pg: failed: ${(err as Error).message}\n`); }
+      }
+    }
+
+    // ---- the floor: the contract's least work per call on each store (bench/floor.ts)
+    if (want('floor')) {
+      for (const store of ['pglite', 'pg'] as const) {
+        const name = `floor-${store}`;
+        if (store === 'pg' && !pgUp) { skipped.push({ what: name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` }); continue; }
+        process.stdout.write(`${name}: starting\n`);
+        try {
+          const srv = await startChild(name, [join(BENCH_DIST, 'floor.js'), '--store', store, '--port', '0', '--host', '127.0.0.1'], { ...baseEnv, DATABASE_URL: dbUrl }, 30_000);
+          try {
+            const r = await measure(o, srv, { url: srv.url, kind: 'track', sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track' });
+            results.push(r); process.stdout.write(line(r) + '\n');
+          } finally { await stopServer(srv); }
+        } catch (err) { skipped.push({ what: name, reason: `failed: ${(err as Error).message}` }); process.stdout.write(`${name}: failed: ${(err as Error).message}\n`); }
       }
     }
 
@@ -657,9 +675,22 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     });
   }
   const embId = find('headwater-embedded', 'identify');
+  const floorLite = find('floor-pglite', 'track');
+  const floorPg = find('floor-pg', 'track');
+  // The floor bounds headwater from above: a target the floor misses cannot be met on these stores.
+  const floorInfo = (label: string, floor: ScenarioResult | undefined, mine: ScenarioResult | undefined, want: number, b: ScenarioResult | undefined, bName: string) => {
+    const fr = ratio(floor, b);
+    if (fr === undefined) return undefined;
+    const mr = ratio(mine, floor);
+    return `${label}: ${fr.toFixed(3)}x ${bName} (target ${want}x: ${fr >= want ? 'the floor meets it' : 'the floor itself misses it'})` +
+      (mr !== undefined ? `; headwater at ${mr.toFixed(2)}x of the floor` : '');
+  };
   const info = [
     embId && raw ? `embedded identify-heavy: ${ratio(embId, raw)!.toFixed(3)}x raw (informational)` : undefined,
     emb && fast ? `embedded track: ${ratio(emb, fast)!.toFixed(2)}x fastify (informational)` : undefined,
+    floorInfo('floor on PGlite (embedded track\'s floor)', floorLite, emb, 0.30, raw, 'raw'),
+    floorInfo('floor on Postgres (NATS track\'s floor, without the stream)', floorPg, nats, 0.25, raw, 'raw'),
+    floorInfo('floor on Postgres vs Fastify', floorPg, undefined, 3, fast, 'fastify'),
   ].filter(Boolean);
 
   process.stdout.write('\ntargets (ratios of accepted/s measured in this run):\n');

@@ -1,0 +1,17 @@
+// The PGlite thread of bench/floor.ts: runs the statements it is sent, one at a time, in order.
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+
+// As headwater's host (pipeline/store/pglite-host.ts) starts it.
+const db = await PGlite.create({ dataDir: (workerData as { dataDir: string }).dataDir, startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'] });
+let chain = Promise.resolve();
+parentPort!.on('message', (m: { id: number; sql: string; params: unknown[] }) => {
+  chain = chain.then(async () => {
+    try {
+      const r = await db.query<Record<string, unknown>>(m.sql, m.params);
+      parentPort!.postMessage({ id: m.id, rows: r.rows });
+    } catch (err) {
+      parentPort!.postMessage({ id: m.id, error: String((err as Error)?.message ?? err) });
+    }
+  });
+});
