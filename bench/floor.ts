@@ -9,15 +9,24 @@
 // the same run.
 //   --store pglite: embedded PGlite in a worker thread, one statement in flight (one session)
 //   --store pg: DATABASE_URL, up to --inflight statements at once (default 2: the best of 1, 2, 4, 8, 16 here) on their own connections
-// It creates its own table with a random suffix (pg: dropped when stopped).
+//   --stream nats (with --store pg): each call crosses headwater's own JetStream transport
+//     (pipeline/stream, NATS_URL, streams of its own) from the front end to a consumer in the same
+//     process that stores the batches it is handed, as headwater's NATS mode does; no Piscina.
+// It creates its own table with a random suffix (pg: dropped when stopped) and, with the stream,
+// its own streams (deleted when stopped).
 //
-//   node dist/bench/floor.js --store pglite|pg [--inflight N] [--port P] [--host H]
+//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--inflight N] [--port P] [--host H]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { createLogger } from '../api/log.js';
+import { createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
+import type { CallResult, IngestCall, TrackBody } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
 
 function arg(name: string, def: string): string {
@@ -29,6 +38,8 @@ const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));
 const store = arg('--store', 'pglite');
 if (store !== 'pglite' && store !== 'pg') throw new Error('--store is pglite or pg');
+const viaNats = arg('--stream', 'none') === 'nats';
+if (viaNats && store !== 'pg') throw new Error('--stream nats goes with --store pg');
 const inflight = store === 'pglite' ? 1 : Number(arg('--inflight', '2'));
 const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
@@ -71,44 +82,85 @@ async function openStore(): Promise<Store> {
   return { query, close: async () => { await worker.terminate(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
-interface Pending { res: HttpResponse; state: { aborted: boolean }; m: string; event: Record<string, unknown> }
+interface Call { m: string; event: Record<string, unknown> }
+interface Pending extends Call { res: HttpResponse; state: { aborted: boolean } }
 
-function answer(p: Pending, status: string, body: string) {
-  if (p.state.aborted) return;
-  p.res.cork(() => { p.res.writeStatus(status).writeHeader('content-type', 'application/json').end(body); });
+/** Stores a batch (distinct messageIds): 201 with the event for a new one, 200 with the original for a replay. */
+async function storeBatch(calls: Call[]): Promise<CallResult[]> {
+  const [row] = await db.query(INSERT, [JSON.stringify(calls.map((c) => ({ m: c.m, r: c.event })))]);
+  const inserted = new Set<string>(row!.ids);
+  const replays = calls.filter((c) => !inserted.has(c.m));
+  const originals = new Map<string, unknown>();
+  if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.m)])) originals.set(r.message_id, r.result);
+  return calls.map((c) => (inserted.has(c.m) ? { status: 201, data: c.event } : { status: 200, data: originals.get(c.m) }));
 }
+
+/** A batch must not repeat a key: a repeat is stored by a later statement (and is then a replay). */
+async function storeAll(calls: Call[]): Promise<CallResult[]> {
+  const out: CallResult[] = new Array(calls.length);
+  let left = calls.map((c, i) => ({ c, i }));
+  while (left.length) {
+    const seen = new Set<string>();
+    const now: typeof left = [];
+    const later: typeof left = [];
+    for (const x of left) { if (seen.has(x.c.m)) later.push(x); else { seen.add(x.c.m); now.push(x); } }
+    const res = await storeBatch(now.map((x) => x.c));
+    now.forEach((x, k) => { out[x.i] = res[k]!; });
+    left = later;
+  }
+  return out;
+}
+
+function answer(res: HttpResponse, state: { aborted: boolean }, r: CallResult) {
+  if (state.aborted) return;
+  const status = r.status === 201 ? '201 Created' : r.status === 200 ? '200 OK' : `${r.status} Error`;
+  const body = JSON.stringify('data' in r ? { data: r.data } : { error: (r as { error: unknown }).error });
+  res.cork(() => { res.writeStatus(status).writeHeader('content-type', 'application/json').end(body); });
+}
+
+const unavailable = (err: unknown): CallResult => ({ status: 503, error: { code: 'dependency_unavailable', message: String(err) } } as CallResult);
 
 const db = await openStore();
 let queue: Pending[] = [];
 let running = 0;
 
-async function write(batch: Pending[]) {
-  // A batch must not repeat a key: a repeat waits for the next batch (and is then a replay).
-  const seen = new Set<string>();
-  const now: Pending[] = [];
-  for (const p of batch) { if (seen.has(p.m)) queue.push(p); else { seen.add(p.m); now.push(p); } }
-  try {
-    const [row] = await db.query(INSERT, [JSON.stringify(now.map((p) => ({ m: p.m, r: p.event })))]);
-    const inserted = new Set<string>(row!.ids);
-    const replays = now.filter((p) => !inserted.has(p.m));
-    const originals = new Map<string, unknown>();
-    if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((p) => p.m)])) originals.set(r.message_id, r.result);
-    for (const p of now) {
-      if (inserted.has(p.m)) answer(p, '201 Created', JSON.stringify({ data: p.event }));
-      else answer(p, '200 OK', JSON.stringify({ data: originals.get(p.m) }));
-    }
-  } catch (err) {
-    for (const p of now) answer(p, '503 Service Unavailable', JSON.stringify({ error: { code: 'dependency_unavailable', message: String(err) } }));
-  }
-}
-
+// Without the stream: the calls that arrived while a batch was stored form the next batch.
 function pump() {
   while (running < inflight && queue.length > 0) {
     const batch = queue.length > 500 ? queue.splice(0, 500) : queue;
     if (batch === queue) queue = [];
     running++;
-    void write(batch).finally(() => { running--; pump(); });
+    void storeAll(batch)
+      .then((rs) => batch.forEach((p, i) => answer(p.res, p.state, rs[i]!)), (err) => batch.forEach((p) => answer(p.res, p.state, unavailable(err))))
+      .finally(() => { running--; pump(); });
   }
+}
+
+// With the stream: one submit per request (as headwater's front end), batches stored by the consumer.
+let nats: { front: NatsConnection; back: NatsConnection; ingest: IngestStream; close(): Promise<void> } | undefined;
+if (viaNats) {
+  const log = createLogger('warn');
+  const prefix = `F${randomBytes(4).toString('hex')}`;
+  const servers = (process.env.NATS_URL || 'nats://127.0.0.1:4222').replace(/^nats:\/\//, '');
+  const front = await connect({ servers });
+  const back = await connect({ servers });
+  const f = await createJetStreams({ nc: front, log, names: { prefix } });
+  const w = await createJetStreams({ nc: back, log, names: { prefix } });
+  const consumer = w.ingest.consume(async (calls: IngestCall[]) => storeAll(calls.map((c) => {
+    const b = c.body as TrackBody & { event: string; messageId: string };
+    const at = new Date(c.receivedAt).toISOString();
+    return { m: b.messageId, event: { id: c.id, messageId: b.messageId, event: b.event, identifiers: b.identifiers, properties: b.properties ?? {}, timestamp: b.timestamp ?? at, receivedAt: at } };
+  })), { maxInFlight: inflight });
+  nats = {
+    front, back, ingest: f.ingest,
+    async close() {
+      await consumer.close();
+      for (const s of [f.ingest, f.events, w.ingest, w.events]) await s.close();
+      const jsm = await jetstreamManager(front);
+      for (const name of [streamNames(prefix).ingestStream, streamNames(prefix).eventsStream]) await jsm.streams.delete(name).catch(() => {});
+      await front.close(); await back.close();
+    },
+  };
 }
 
 function onPost(res: HttpResponse) {
@@ -126,9 +178,15 @@ function onPost(res: HttpResponse) {
       res.cork(() => { res.writeStatus('422 Unprocessable Entity').end('{"error":{"code":"validation_failed","message":"not a track call"}}'); });
       return;
     }
-    const at = new Date().toISOString();
-    const event = { id: `evt_${prefix}${(++seq).toString(36)}`, messageId: d.messageId, event: d.event, identifiers: d.identifiers, properties: d.properties ?? {}, timestamp: d.timestamp ?? at, receivedAt: at };
-    queue.push({ res, state, m: d.messageId, event });
+    const at = Date.now();
+    const id = `evt_${prefix}${(++seq).toString(36)}`;
+    if (nats) {
+      const call = { id, kind: 'track', orgId: 'org_floor', appId: 'app_floor', sourceId: 'src_floor', environment: 'production', receivedAt: at, body: d } as IngestCall;
+      nats.ingest.submit([call]).then(([r]) => answer(res, state, r!), (err) => answer(res, state, unavailable(err)));
+      return;
+    }
+    const iso = new Date(at).toISOString();
+    queue.push({ res, state, m: d.messageId, event: { id, messageId: d.messageId, event: d.event, identifiers: d.identifiers, properties: d.properties ?? {}, timestamp: d.timestamp ?? iso, receivedAt: iso } });
     pump();
   });
 }
@@ -146,7 +204,7 @@ App()
 const stop = () => {
   if (listenSocket) us_listen_socket_close(listenSocket);
   listenSocket = undefined;
-  void db.close().finally(() => process.exit(0));
+  void (nats?.close() ?? Promise.resolve()).catch(() => {}).then(() => db.close()).finally(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -4,7 +4,8 @@
 //   raw-uws     bench/raw-uws.ts: uWS parsing the JSON and answering 201 (the ceiling)
 //   fastify-pg  bench/fastify-pg.ts: Fastify + pg, one INSERT per request (what a user would write)
 //   floor-*     bench/floor.ts: uWS + one batched messageId/event insert per batch, answered after the
-//               commit, on PGlite and on the Postgres server: the least the contract allows (the floor)
+//               commit, on PGlite, on the Postgres server, and on the Postgres server behind
+//               headwater's JetStream transport: the least the contract allows (the floor)
 //   headwater   `node bin/headwater.js serve`, embedded, and with DATABASE_URL + NATS_URL when
 //               those servers answer (each mode skipped with a printed reason otherwise)
 // Each server is its own child process on a free port, alone on the machine while it is measured;
@@ -258,7 +259,7 @@ async function drain(url: string, f: Fixture, loadEndedAt: number, boundMs = 120
 // ---------------------------------------------------------------- scenarios
 
 interface ScenarioResult {
-  server: string;          // raw-uws | fastify-pg | floor-pglite | floor-pg | headwater-embedded | headwater-nats
+  server: string;          // raw-uws | fastify-pg | floor-pglite | floor-pg | floor-nats-pg | headwater-embedded | headwater-nats
   scenario: CallKind | 'soak' | 'segments';
   load: LoadResult;
   rps: number;             // answers/s
@@ -388,6 +389,24 @@ async function main() {
   let createBench: CreateBench | undefined;
   let privateNats: { url: string; child: ChildProcess } | undefined;
 
+  /** The NATS server of this run: with --private-nats one started for the run (once), else NATS_URL. */
+  let natsChosen: string | undefined;
+  const chooseNats = async (): Promise<string> => {
+    if (natsChosen) return natsChosen;
+    natsChosen = natsUrl;
+    if (o.privateNats) {
+      try {
+        const priv = await startPrivateNats(tmp);
+        privateNats = priv;
+        natsChosen = priv.url;
+        process.stdout.write(`  (private nats-server with JetStream at ${priv.url}, pid ${priv.child.pid})\n`);
+      } catch (err) {
+        process.stdout.write(`  (--private-nats: ${(err as Error).message}; using ${natsUrl})\n`);
+      }
+    }
+    return natsChosen;
+  };
+
   const gs = gitState();
   if (gs.commit) process.stdout.write(`code: ${gs.commit.slice(0, 12)}${gs.dirty?.length ? ` + local changes in ${gs.dirty.length} file(s)` : ''}\n`);
   process.stdout.write(`headwater bench: ${o.quick ? 'quick' : 'full'}${o.soak ? ' + soak' : ''}; load generator ${o.loadgen}` +
@@ -430,12 +449,18 @@ async function main() {
 
     // ---- the floor: the contract's least work per call on each store (bench/floor.ts)
     if (want('floor')) {
-      for (const store of ['pglite', 'pg'] as const) {
-        const name = `floor-${store}`;
-        if (store === 'pg' && !pgUp) { skipped.push({ what: name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` }); continue; }
+      for (const name of ['floor-pglite', 'floor-pg', 'floor-nats-pg'] as const) {
+        if (name !== 'floor-pglite' && !pgUp) { skipped.push({ what: name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` }); continue; }
+        const args = name === 'floor-pglite' ? ['--store', 'pglite'] : name === 'floor-pg' ? ['--store', 'pg'] : ['--store', 'pg', '--stream', 'nats'];
+        const env = { ...baseEnv, DATABASE_URL: dbUrl };
+        if (name === 'floor-nats-pg') {
+          const nU = new URL(await chooseNats());
+          if (!await reachable(nU.hostname, Number(nU.port || 4222))) { skipped.push({ what: name, reason: `NATS not reachable (${nU.host})` }); continue; }
+          Object.assign(env, { NATS_URL: nU.toString() });
+        }
         process.stdout.write(`${name}: starting\n`);
         try {
-          const srv = await startChild(name, [join(BENCH_DIST, 'floor.js'), '--store', store, '--port', '0', '--host', '127.0.0.1'], { ...baseEnv, DATABASE_URL: dbUrl }, 30_000);
+          const srv = await startChild(name, [join(BENCH_DIST, 'floor.js'), ...args, '--port', '0', '--host', '127.0.0.1'], env, 30_000);
           try {
             const r = await measure(o, srv, { url: srv.url, kind: 'track', sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track' });
             results.push(r); process.stdout.write(line(r) + '\n');
@@ -450,17 +475,7 @@ async function main() {
       if (!want(mode.key)) continue;
       const env: NodeJS.ProcessEnv = { ...baseEnv, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
       if (mode.key === 'nats') {
-        let useNats = natsUrl;
-        if (o.privateNats) {
-          try {
-            const priv = await startPrivateNats(tmp);
-            privateNats = priv;
-            useNats = priv.url;
-            process.stdout.write(`  (private nats-server with JetStream at ${priv.url}, pid ${priv.child.pid})\n`);
-          } catch (err) {
-            process.stdout.write(`  (--private-nats: ${(err as Error).message}; using ${natsUrl})\n`);
-          }
-        }
+        const useNats = await chooseNats();
         const nU = new URL(useNats);
         const natsUp = await reachable(nU.hostname, Number(nU.port || 4222));
         if (!pgUp || !natsUp) {
@@ -677,6 +692,7 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   const embId = find('headwater-embedded', 'identify');
   const floorLite = find('floor-pglite', 'track');
   const floorPg = find('floor-pg', 'track');
+  const floorNats = find('floor-nats-pg', 'track');
   // The floor bounds headwater from above: a target the floor misses cannot be met on these stores.
   const floorInfo = (label: string, floor: ScenarioResult | undefined, mine: ScenarioResult | undefined, want: number, b: ScenarioResult | undefined, bName: string) => {
     const fr = ratio(floor, b);
@@ -689,8 +705,9 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     embId && raw ? `embedded identify-heavy: ${ratio(embId, raw)!.toFixed(3)}x raw (informational)` : undefined,
     emb && fast ? `embedded track: ${ratio(emb, fast)!.toFixed(2)}x fastify (informational)` : undefined,
     floorInfo('floor on PGlite (embedded track\'s floor)', floorLite, emb, 0.30, raw, 'raw'),
-    floorInfo('floor on Postgres (NATS track\'s floor, without the stream)', floorPg, nats, 0.25, raw, 'raw'),
-    floorInfo('floor on Postgres vs Fastify', floorPg, undefined, 3, fast, 'fastify'),
+    floorInfo('floor on Postgres, no stream', floorPg, undefined, 0.25, raw, 'raw'),
+    floorInfo('floor on JetStream + Postgres (NATS track\'s floor)', floorNats, nats, 0.25, raw, 'raw'),
+    floorInfo('floor on JetStream + Postgres vs Fastify', floorNats, undefined, 3, fast, 'fastify'),
   ].filter(Boolean);
 
   process.stdout.write('\ntargets (ratios of accepted/s measured in this run):\n');
