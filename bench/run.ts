@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
@@ -156,15 +157,29 @@ function reachable(host: string, port: number, timeoutMs = 2000): Promise<boolea
   });
 }
 
-async function http(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+// A connection per request, closed after it (no keep-alive pool): the harness's own sockets must
+// not be counted as the server's open handles when they are sampled after the drain.
+function http(base: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let parsed: any;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
-  return { status: res.status, body: parsed, text };
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined) { headers['content-type'] = 'application/json'; headers['content-length'] = String(Buffer.byteLength(payload)); }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(base + path, { method, headers, agent: false, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: any;
+        try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+        resolve({ status: res.statusCode ?? 0, body: parsed, text });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 // ---------------------------------------------------------------- NATS
