@@ -49,18 +49,30 @@ export function machineTicks(): { busy: number; total: number } {
 }
 
 /** Summed CPU seconds of every process whose command name is one of `names` (read-only scan). */
-export function cpuOfNamed(names: string[]): number {
-  let sum = 0;
+/** CPU seconds of every process named one of `names`, by pid. */
+export function cpuOfNamed(names: string[]): Map<number, number> {
+  const out = new Map<number, number>();
   let entries: string[] = [];
-  try { entries = readdirSync('/proc'); } catch { return 0; }
+  try { entries = readdirSync('/proc'); } catch { return out; }
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
       const comm = readFileSync(`/proc/${e}/comm`, 'utf8').trim();
       if (!names.includes(comm)) continue;
-      sum += cpuSeconds(Number(e)) ?? 0;
+      const cpu = cpuSeconds(Number(e));
+      if (cpu !== undefined) out.set(Number(e), cpu);
     } catch { /* gone meanwhile */ }
   }
+  return out;
+}
+
+/**
+ * CPU seconds the processes used between two cpuOfNamed readings, pid by pid. A process that ended
+ * meanwhile (a Postgres backend) is left out: summing totals instead made the figure negative.
+ */
+export function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, cpu] of after) sum += cpu - (before.get(pid) ?? 0);
   return sum;
 }
 

@@ -35,7 +35,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
-import { cpuOfNamed, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
+import { cpuBetween, cpuOfNamed, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 
 // ---------------------------------------------------------------- options
 
@@ -348,7 +348,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
     acceptedPerS: load.ok / load.durationS,
     failed: load.non2xx + load.socketErrors + load.timeouts,
     serverCpuPct: ((cpu1 - cpu0) / wall) * 100,
-    storesCpuPct: ((stores1 - stores0) / wall) * 100,
+    storesCpuPct: (cpuBetween(stores0, stores1) / wall) * 100,
     loadgenCpuPct: load.loadgenCpuS !== undefined ? (load.loadgenCpuS / wall) * 100 : undefined,
     machineBusyPct: ((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)) * 100,
     rssStartMB: first?.rssMB, rssEndMB: last?.rssMB, peakRssMB: Math.max(peak, last?.rssMB ?? 0), vmHwmMB: last?.hwmMB,
