@@ -8,8 +8,9 @@ let chain = Promise.resolve();
 parentPort!.on('message', (m: { id: number; sql: string; params: unknown[] }) => {
   chain = chain.then(async () => {
     try {
-      const r = await db.query<Record<string, unknown>>(m.sql, m.params);
-      parentPort!.postMessage({ id: m.id, rows: r.rows });
+      // Without parameters several statements may come at once (the tables): exec takes them.
+      const rows = m.params.length ? (await db.query<Record<string, unknown>>(m.sql, m.params)).rows : ((await db.exec(m.sql)).at(-1)?.rows ?? []);
+      parentPort!.postMessage({ id: m.id, rows });
     } catch (err) {
       parentPort!.postMessage({ id: m.id, error: String((err as Error)?.message ?? err) });
     }

@@ -3,8 +3,11 @@
 // parses the JSON, gathers the calls that arrived while the previous batch was written, and stores
 // each batch with one statement: every messageId with the event it answers (jsonb), `ON CONFLICT DO
 // NOTHING` (a replay reads its original with a second statement). It answers once Postgres
-// committed: 201 with the event, or 200 with the original. No auth, no validation beyond the
-// JSON, no profiles, no identity, no governance, no segments, no stream, no ClickHouse: every
+// committed: 201 with the event, or 200 with the original. An identify call (POST .../identify, one
+// identifier, as the bench sends) claims its identifier for a new profile with its traits in one
+// statement, or merges the traits into the identifier's profile; answered 200 with the profile.
+// No auth, no validation beyond the JSON, no identity resolution beyond one identifier, no
+// governance, no segments, no ClickHouse (and no stream, but with --stream): every
 // headwater call does all of this and more, so this server's rate bounds headwater's from above in
 // the same run.
 //   --store pglite: embedded PGlite in a worker thread; with two statements in flight (the default)
@@ -28,8 +31,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../api/log.js';
 import { createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
-import type { CallResult, IngestCall, TrackBody } from '../pipeline/types.js';
-import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
+import type { CallResult, IngestCall } from '../pipeline/types.js';
+import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(name);
@@ -47,7 +50,18 @@ const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;
 
-const CREATE = `CREATE TABLE ${table} (message_id text PRIMARY KEY, result jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`;
+const CREATE = `CREATE TABLE ${table} (message_id text PRIMARY KEY, result jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+  CREATE TABLE ${table}_ids (kind text NOT NULL, value text NOT NULL, profile_id text NOT NULL, PRIMARY KEY (kind, value));
+  CREATE TABLE ${table}_profiles (id text PRIMARY KEY, traits jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
+// $1: [{k, v, p, t}] -> the profiles created now (their identifiers were new).
+const IDENTIFY = `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, p text, t jsonb)),
+  ids AS (INSERT INTO ${table}_ids (kind, value, profile_id) SELECT k, v, p FROM x ON CONFLICT DO NOTHING RETURNING kind, value),
+  np AS (INSERT INTO ${table}_profiles (id, traits) SELECT x.p, x.t FROM x JOIN ids ON ids.kind = x.k AND ids.value = x.v RETURNING id)
+  SELECT coalesce(array_agg(id), '{}') AS ids FROM np`;
+// $1 as above, for the identifiers that had a profile already: their traits merged in.
+const MERGE = `UPDATE ${table}_profiles pr SET traits = pr.traits || x.t, updated_at = now()
+  FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, t jsonb) JOIN ${table}_ids i ON i.kind = x.k AND i.value = x.v
+  WHERE pr.id = i.profile_id RETURNING pr.id, pr.traits, x.k, x.v`;
 // $1: [{m, r}] -> the messageIds inserted now; $1 again: the originals of the others.
 const INSERT = `WITH i AS (INSERT INTO ${table} (message_id, result)
   SELECT x.m, x.r FROM jsonb_to_recordset($1::jsonb) AS x(m text, r jsonb) ON CONFLICT DO NOTHING RETURNING message_id)
@@ -62,7 +76,7 @@ async function openStore(): Promise<Store> {
     await pool.query(CREATE);
     return {
       query: async (sql, params) => (await pool.query(sql, params)).rows,
-      close: async () => { await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {}); await pool.end(); },
+      close: async () => { await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_ids, ${table}_profiles`).catch(() => {}); await pool.end(); },
     };
   }
   // PGlite runs on the calling thread: a worker thread keeps it off the front end's, as headwater does.
@@ -84,33 +98,69 @@ async function openStore(): Promise<Store> {
   return { query, close: async () => { await worker.terminate(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
-interface Call { m: string; event: Record<string, unknown> }
-interface Pending extends Call { res: HttpResponse; state: { aborted: boolean } }
+type Call =
+  | { kind: 'track'; key: string; event: Record<string, unknown> }
+  | { kind: 'identify'; key: string; k: string; v: string; profileId: string; traits: Record<string, unknown> };
+type Track = Extract<Call, { kind: 'track' }>;
+type Identify = Extract<Call, { kind: 'identify' }>;
+type Pending = Call & { res: HttpResponse; state: { aborted: boolean } };
 
-/** Stores a batch (distinct messageIds): 201 with the event for a new one, 200 with the original for a replay. */
-async function storeBatch(calls: Call[]): Promise<CallResult[]> {
-  const [row] = await db.query(INSERT, [JSON.stringify(calls.map((c) => ({ m: c.m, r: c.event })))]);
+/** Stores a batch of track calls (distinct messageIds): 201 with the event for a new one, 200 with the original for a replay. */
+async function storeTracks(calls: Track[]): Promise<CallResult[]> {
+  const [row] = await db.query(INSERT, [JSON.stringify(calls.map((c) => ({ m: c.key, r: c.event })))]);
   const inserted = new Set<string>(row!.ids);
-  const replays = calls.filter((c) => !inserted.has(c.m));
+  const replays = calls.filter((c) => !inserted.has(c.key));
   const originals = new Map<string, unknown>();
-  if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.m)])) originals.set(r.message_id, r.result);
-  return calls.map((c) => (inserted.has(c.m) ? { status: 201, data: c.event } : { status: 200, data: originals.get(c.m) }));
+  if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.key)])) originals.set(r.message_id, r.result);
+  return calls.map((c) => (inserted.has(c.key) ? { status: 201, data: c.event } : { status: 200, data: originals.get(c.key) }));
 }
 
-/** A batch must not repeat a key: a repeat is stored by a later statement (and is then a replay). */
+/** Stores a batch of identify calls (distinct identifiers): 200 with the profile, new or merged into. */
+async function storeIdentifies(calls: Identify[]): Promise<CallResult[]> {
+  const rows = calls.map((c) => ({ k: c.k, v: c.v, p: c.profileId, t: c.traits }));
+  const [row] = await db.query(IDENTIFY, [JSON.stringify(rows)]);
+  const created = new Set<string>(row!.ids);
+  const rest = rows.filter((r) => !created.has(r.p));
+  const merged = new Map<string, { id: string; traits: unknown }>();
+  if (rest.length) for (const r of await db.query(MERGE, [JSON.stringify(rest)])) merged.set(`${r.k}\u0001${r.v}`, { id: r.id, traits: r.traits });
+  return calls.map((c) => (created.has(c.profileId) ? { status: 200, data: { id: c.profileId, traits: c.traits } } : { status: 200, data: merged.get(c.key) }));
+}
+
+/** A batch must not repeat a key (messageId, identifier): a repeat is stored by a later statement. */
 async function storeAll(calls: Call[]): Promise<CallResult[]> {
   const out: CallResult[] = new Array(calls.length);
   let left = calls.map((c, i) => ({ c, i }));
   while (left.length) {
     const seen = new Set<string>();
-    const now: typeof left = [];
+    const tracks: Array<{ c: Track; i: number }> = [];
+    const identifies: Array<{ c: Identify; i: number }> = [];
     const later: typeof left = [];
-    for (const x of left) { if (seen.has(x.c.m)) later.push(x); else { seen.add(x.c.m); now.push(x); } }
-    const res = await storeBatch(now.map((x) => x.c));
-    now.forEach((x, k) => { out[x.i] = res[k]!; });
+    for (const x of left) {
+      if (seen.has(x.c.key)) { later.push(x); continue; }
+      seen.add(x.c.key);
+      if (x.c.kind === 'track') tracks.push({ c: x.c, i: x.i }); else identifies.push({ c: x.c, i: x.i });
+    }
+    const [t, id] = await Promise.all([
+      tracks.length ? storeTracks(tracks.map((x) => x.c)) : [],
+      identifies.length ? storeIdentifies(identifies.map((x) => x.c)) : [],
+    ]);
+    tracks.forEach((x, k) => { out[x.i] = t[k]!; });
+    identifies.forEach((x, k) => { out[x.i] = id[k]!; });
     left = later;
   }
   return out;
+}
+
+/** The call in a parsed body, or undefined when it is not a track or identify call this floor takes. */
+function callOf(identify: boolean, d: any, id: string, at: number): Call | undefined {
+  if (identify) {
+    const [k, v] = Object.entries(d?.identifiers ?? {})[0] ?? [];
+    if (typeof k !== 'string' || typeof v !== 'string') return undefined;
+    return { kind: 'identify', key: `${k}\u0001${v}`, k, v, profileId: `prf_${id}`, traits: d.traits ?? {} };
+  }
+  if (typeof d?.messageId !== 'string' || typeof d.event !== 'string') return undefined;
+  const iso = new Date(at).toISOString();
+  return { kind: 'track', key: d.messageId, event: { id, messageId: d.messageId, event: d.event, identifiers: d.identifiers, properties: d.properties ?? {}, timestamp: d.timestamp ?? iso, receivedAt: iso } };
 }
 
 function answer(res: HttpResponse, state: { aborted: boolean }, r: CallResult) {
@@ -148,11 +198,13 @@ if (viaNats) {
   const back = await connect({ servers });
   const f = await createJetStreams({ nc: front, log, names: { prefix } });
   const w = await createJetStreams({ nc: back, log, names: { prefix } });
-  const consumer = w.ingest.consume(async (calls: IngestCall[]) => storeAll(calls.map((c) => {
-    const b = c.body as TrackBody & { event: string; messageId: string };
-    const at = new Date(c.receivedAt).toISOString();
-    return { m: b.messageId, event: { id: c.id, messageId: b.messageId, event: b.event, identifiers: b.identifiers, properties: b.properties ?? {}, timestamp: b.timestamp ?? at, receivedAt: at } };
-  })), { maxInFlight: inflight });
+  const consumer = w.ingest.consume(async (calls: IngestCall[]) => {
+    const parsed = calls.map((c) => callOf(c.kind === 'identify', c.body, c.id, c.receivedAt));
+    const ok = parsed.filter((c): c is Call => c !== undefined);
+    const stored = await storeAll(ok);
+    let k = 0;
+    return parsed.map((c) => (c ? stored[k++]! : ({ status: 422, error: { code: 'validation_failed', message: 'not a call this floor takes' } } as CallResult)));
+  }, { maxInFlight: inflight });
   nats = {
     front, back, ingest: f.ingest,
     async close() {
@@ -165,7 +217,8 @@ if (viaNats) {
   };
 }
 
-function onPost(res: HttpResponse) {
+function onPost(res: HttpResponse, req: HttpRequest) {
+  const identify = req.getUrl().endsWith('/identify');
   const state = { aborted: false };
   let parts: Buffer[] | undefined;
   res.onAborted(() => { state.aborted = true; });
@@ -175,20 +228,19 @@ function onPost(res: HttpResponse) {
     if (state.aborted) return;
     let body: any;
     try { body = JSON.parse((parts ? Buffer.concat([...parts, piece]) : piece).toString('utf8')); } catch { body = undefined; }
-    const d = body?.data;
-    if (typeof d?.messageId !== 'string' || typeof d.event !== 'string') {
-      res.cork(() => { res.writeStatus('422 Unprocessable Entity').end('{"error":{"code":"validation_failed","message":"not a track call"}}'); });
-      return;
-    }
     const at = Date.now();
     const id = `evt_${prefix}${(++seq).toString(36)}`;
-    if (nats) {
-      const call = { id, kind: 'track', orgId: 'org_floor', appId: 'app_floor', sourceId: 'src_floor', environment: 'production', receivedAt: at, body: d } as IngestCall;
-      nats.ingest.submit([call]).then(([r]) => answer(res, state, r!), (err) => answer(res, state, unavailable(err)));
+    const call = callOf(identify, body?.data, id, at);
+    if (!call) {
+      res.cork(() => { res.writeStatus('422 Unprocessable Entity').end('{"error":{"code":"validation_failed","message":"not a call this floor takes"}}'); });
       return;
     }
-    const iso = new Date(at).toISOString();
-    queue.push({ res, state, m: d.messageId, event: { id, messageId: d.messageId, event: d.event, identifiers: d.identifiers, properties: d.properties ?? {}, timestamp: d.timestamp ?? iso, receivedAt: iso } });
+    if (nats) {
+      const c = { id, kind: call.kind, orgId: 'org_floor', appId: 'app_floor', sourceId: 'src_floor', environment: 'production', receivedAt: at, body: body.data } as IngestCall;
+      nats.ingest.submit([c]).then(([r]) => answer(res, state, r!), (err) => answer(res, state, unavailable(err)));
+      return;
+    }
+    queue.push({ ...call, res, state });
     pump();
   });
 }

@@ -477,8 +477,11 @@ async function main() {
         try {
           const srv = await startChild(name, [join(BENCH_DIST, 'floor.js'), ...args, '--port', '0', '--host', '127.0.0.1'], env, 30_000);
           try {
-            const r = await measure(o, srv, { url: srv.url, kind: 'track', sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track' });
-            results.push(r); process.stdout.write(line(r) + '\n');
+            // Identify (a new profile per call) where headwater's identify target applies: NATS mode, and embedded.
+            for (const kind of name === 'floor-pg' ? ['track'] as const : ['track', 'identify'] as const) {
+              const r = await measure(o, srv, { url: srv.url, kind, sourceId: 'src_bench' }, settings, tmp, { warmupS: o.warmupS, scenario: kind });
+              results.push(r); process.stdout.write(line(r) + '\n');
+            }
           } finally { await stopServer(srv); }
         } catch (err) { skipped.push({ what: name, reason: `failed: ${(err as Error).message}` }); process.stdout.write(`${name}: failed: ${(err as Error).message}\n`); }
       }
@@ -723,6 +726,8 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     floorInfo('floor on Postgres, no stream', floorPg, undefined, 0.25, raw, 'raw'),
     floorInfo('floor on JetStream + Postgres (NATS track\'s floor)', floorNats, nats, 0.25, raw, 'raw'),
     floorInfo('floor on JetStream + Postgres vs Fastify', floorNats, undefined, 3, fast, 'fastify'),
+    floorInfo('identify floor on PGlite', find('floor-pglite', 'identify'), embId, 0.15, raw, 'raw'),
+    floorInfo('identify floor on JetStream + Postgres', find('floor-nats-pg', 'identify'), natsId, 0.15, raw, 'raw'),
   ].filter(Boolean);
 
   process.stdout.write('\ntargets (ratios of accepted/s measured in this run):\n');
