@@ -1,5 +1,5 @@
 // The floor of the benchmark: the least any service can do that keeps the ingestion contract for a
-// track call, on the same front end and the same stores as headwater. A bare uWebSockets.js server
+// track or identify call, on the same front end and the same stores as headwater. A bare uWebSockets.js server
 // parses the JSON, gathers the calls that arrived while the previous batch was written, and stores
 // each batch with one statement: every messageId with the event it answers (jsonb), `ON CONFLICT DO
 // NOTHING` (a replay reads its original with a second statement). It answers once Postgres
@@ -17,7 +17,7 @@
 //   --stream nats (with --store pg): each call crosses headwater's own JetStream transport
 //     (pipeline/stream, NATS_URL, streams of its own) from the front end to a consumer in the same
 //     process that stores the batches it is handed, as headwater's NATS mode does; no Piscina.
-// It creates its own table with a random suffix (pg: dropped when stopped) and, with the stream,
+// It creates its own tables with a random suffix (pg: dropped when stopped) and, with the stream,
 // its own streams (deleted when stopped).
 //
 //   node dist/bench/floor.js --store pglite|pg [--stream nats] [--inflight N] [--port P] [--host H]
