@@ -8,11 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(name);
-  return i !== -1 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : def;
-}
+import { arg } from './args.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));

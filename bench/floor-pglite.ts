@@ -1,9 +1,9 @@
 // The PGlite thread of bench/floor.ts: runs the statements it is sent, one at a time, in order.
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { startPglite } from '../pipeline/store/pglite-start.js';
 
-// As headwater's host (pipeline/store/pglite-host.ts) starts it.
-const db = await PGlite.create({ dataDir: (workerData as { dataDir: string }).dataDir, startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'] });
+// As headwater's host thread starts it.
+const db = await startPglite((workerData as { dataDir: string }).dataDir);
 let chain = Promise.resolve();
 parentPort!.on('message', (m: { id: number; sql: string; params: unknown[] }) => {
   chain = chain.then(async () => {

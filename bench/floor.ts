@@ -33,11 +33,7 @@ import { createLogger } from '../api/log.js';
 import { createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
 import type { CallResult, IngestCall } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(name);
-  return i !== -1 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : def;
-}
+import { arg } from './args.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));

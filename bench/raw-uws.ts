@@ -4,11 +4,7 @@
 //
 //   node dist/bench/raw-uws.js [--port P] [--host H]     (prints "listening on http://H:P")
 import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
-
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(name);
-  return i !== -1 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : def;
-}
+import { arg } from './args.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));

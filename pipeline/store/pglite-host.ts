@@ -3,15 +3,13 @@
 // PGlite's CPU work runs off the main thread. The service's own pool reaches it over this thread's
 // message port (pglite-channel.ts); the socket serves other clients.
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { WireMessage } from './pglite-channel.js';
+import { startPglite } from './pglite-start.js';
 
 const { dataDir, socketPath } = workerData as { dataDir: string; socketPath: string };
 
-// New WAL segments are not zero-filled: PGlite wrote 16 MB of zeros on its one thread every ~40k
-// messages, a 100-ms stall for every call waiting (fsync is off in PGlite anyway).
-const db = await PGlite.create({ dataDir, startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'] });
+const db = await startPglite(dataDir);
 const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 32 });
 await server.start();
 
