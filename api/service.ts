@@ -6,7 +6,7 @@ import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import type { Config } from './config.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../lib/log.js';
 import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
 import { App } from './http/uws.js';
@@ -30,6 +30,9 @@ import { Limits } from '../ingest/limits.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
+
+// The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
+const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 
 export interface Service {
   port: number;
@@ -98,7 +101,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (answerBeforeLanding) await recoverLanding(pgStore.pool, chStore.client, log);
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
-      threads: config.workers, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
+      threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
       answerBeforeLanding, eventLingerMs: config.eventLingerMs,
     });
     closers.push(() => engine.close());

@@ -29,7 +29,7 @@ import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createLogger } from '../api/log.js';
+import { createLogger } from '../lib/log.js';
 import { createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
 import type { CallResult, IngestCall } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createLogger } from '../api/log.js';
+import { createLogger } from '../lib/log.js';
 import { createInProcessStreams, createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
 import type { IngestCall } from '../pipeline/types.js';
 

@@ -2,7 +2,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, configHelp, ConfigError } from '../api/config.js';
-import { createLogger } from '../api/log.js';
+import { createLogger } from '../lib/log.js';
 
 const USAGE = `usage: headwater <command> [options]
 

@@ -4,12 +4,15 @@
 import { connect } from '@nats-io/transport-node';
 import type { Config } from '../api/config.js';
 import { ConfigError } from '../api/config.js';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
+
+// The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
+const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 
 export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
@@ -20,7 +23,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } });
   const engine = startEngine({
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
-    threads: config.workers, ch: chStore?.client, log,
+    threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log,
   });
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {

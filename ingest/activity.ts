@@ -1,7 +1,7 @@
 // `lastReceivedAt` of sources and apps without a Postgres write per event: the latest time per
 // source is kept in memory and flushed once a second in one statement per table.
 import type pg from 'pg';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 
 export class Activity {
   private pending = new Map<string, { appId: string; at: number }>();

@@ -4,7 +4,7 @@
 // memory and flushed once a second (one statement), then re-read, so several front ends agree
 // within about a second.
 import type pg from 'pg';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 import { DEFAULT_LIMITS } from '../api/routes/orgs.js';
 
 interface OrgLimits { ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number; used: number; month: string }

@@ -9,13 +9,13 @@ import { processBatch } from './process.js';
 import { IdentityCache } from './identity-cache.js';
 import { clearOutbox, SegmentCache, startOutboxRelay } from './segments/mod.js';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
 import { isolate } from './isolate.js';
 import type { BatchOutcome, IngestCall } from './types.js';
-import type { TaskFailure } from '../workers/ingest-task.js';
+import type { TaskFailure } from './types.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
 
 export interface EngineOptions {
@@ -25,6 +25,11 @@ export interface EngineOptions {
   /** This thread's pool: clears published system events from the outbox and relays orphans. */
   pool: pg.Pool;
   threads: number;
+  /**
+   * URL of the Piscina task module (workers/ingest-task.js). Given by the caller that wires the
+   * process, so that the pipeline does not depend on the workers folder above it.
+   */
+  workerModule: string;
   /** Postgres connections per worker thread (calls of a batch processed at once). */
   connectionsPerThread?: number;
   ch?: ClickHouseClient;
@@ -104,7 +109,7 @@ function inlineRunner(pool: pg.Pool): Runner {
 
 function piscinaRunner(o: EngineOptions): Runner {
   const pool = new Piscina({
-    filename: new URL('../workers/ingest-task.js', import.meta.url).href,
+    filename: o.workerModule,
     workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
     minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
   });

@@ -6,7 +6,7 @@
 // (something wrong for everyone, not one call), or a dead-letter write that fails throws, and the
 // whole batch comes again later, as before.
 import type pg from 'pg';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 import type { BatchOutcome, CallResult, IngestCall } from './types.js';
 
 export const CALL_ATTEMPTS = 3;

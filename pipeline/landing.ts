@@ -9,7 +9,7 @@
 // collapses the copies by event id.
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 import { startPeriodic } from './periodic.js';
 import { clearOutbox } from './segments/mod.js';
 import { insertEvents } from './store/events.js';

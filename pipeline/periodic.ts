@@ -1,6 +1,6 @@
 // A background task run every `intervalMs`, never two passes at once; close() waits for the one
 // running. Failures are logged and the next tick tries again.
-import type { Logger } from '../api/log.js';
+import type { Logger } from '../lib/log.js';
 
 export interface Periodic { close(): Promise<void> }
 

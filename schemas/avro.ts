@@ -2,7 +2,7 @@
 // result data, event properties) travel as JSON strings: their shape is validated at the front end
 // and varies per org, so a fixed Avro schema would only duplicate that contract.
 import avro from 'avsc';
-import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
+import type { CallResult, EventRecord, IngestCall } from './records.js';
 
 const Environment: avro.Schema = { type: 'enum', name: 'Environment', symbols: ['development', 'production'] };
 

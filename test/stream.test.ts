@@ -6,7 +6,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { createLogger } from '../api/log.js';
+import { createLogger } from '../lib/log.js';
 import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
   type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
 import { batchMessages, decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, decodeIngestCalls,

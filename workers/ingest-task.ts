@@ -7,7 +7,7 @@ import { SnapshotCache } from '../pipeline/governance/mod.js';
 import { processBatch } from '../pipeline/process.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
-import type { BatchOutcome, IngestCall } from '../pipeline/types.js';
+import type { BatchOutcome, IngestCall, TaskFailure } from '../pipeline/types.js';
 
 const { connection, connections } = workerData as { connection: PgConnection; connections: number };
 const pool = createPool(connection, connections);
@@ -16,8 +16,6 @@ const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
 
-/** A failure, as a value: an Error thrown across the thread boundary loses its SQLSTATE `code`. */
-export interface TaskFailure { failed: { message: string; code?: string } }
 
 export default async function run(calls: IngestCall[]): Promise<BatchOutcome | TaskFailure> {
   try {

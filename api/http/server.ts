@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uws-pack';
 import { us_listen_socket_close, us_socket_local_port } from './uws.js';
 import type { Scheme } from '../../schemas/route.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../lib/log.js';
 import { HttpError } from './errors.js';
 import { Router } from './router.js';
 import { isJsonContentType, jsonDepthExceeds, parseQuery } from './body.js';

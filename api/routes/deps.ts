@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../lib/log.js';
 import type { Auth } from '../auth/auth.js';
 import type { Secrets } from '../auth/secrets.js';
 import type { HttpServer, RouteSpec, Validate } from '../http/server.js';

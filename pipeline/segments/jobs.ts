@@ -2,7 +2,7 @@
 // of time windows (and of backfills a crash interrupted), and previews. Work goes in pages, each
 // page its own transaction holding its profiles' rows, so ingestion waits at most one page.
 import type pg from 'pg';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import { isConcurrencyFailure, tx } from '../store/postgres.js';
 import type { EventRecord } from '../types.js';
 import { segmentOf } from './cache.js';

@@ -2,7 +2,7 @@
 // them; whoever committed publishes them and clears the rows. A crash between commit and publish
 // leaves rows behind, which the relay publishes (ClickHouse collapses a duplicate by event id).
 import type pg from 'pg';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import { tx } from '../store/postgres.js';
 import { startPeriodic } from '../periodic.js';
 import type { EventRecord } from '../types.js';

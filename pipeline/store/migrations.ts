@@ -2,7 +2,7 @@
 // lock, so processes starting at once apply each step exactly once.
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 
 import type { Migration } from './migrations/types.js';
 import { pg001 } from './migrations/pg-001-orgs-apps-sources.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Duplex } from 'node:stream';
 import { PgliteChannel } from './pglite-channel.js';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;

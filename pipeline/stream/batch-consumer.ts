@@ -10,7 +10,7 @@
 // nothing; and a fetch is only issued when a batch slot is free, so backpressure stays in the stream.
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import { ACK_WAIT_MS } from './setup.js';
 
 export interface BatchConsumerOptions<T> {

@@ -1,6 +1,6 @@
 // Embedded mode (no NATS_URL): the same two streams over in-memory work queues. Not durable across
 // a crash (nothing is in embedded mode), but bounded: a full queue refuses (503) instead of growing.
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import type { CallResult, EventRecord, IngestCall } from '../types.js';
 import { StreamUnavailableError } from './errors.js';
 import { DEFAULT_MAX_BATCH, DEFAULT_RESULT_TIMEOUT_MS, type EventStream, type IngestStream } from './types.js';

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import { jetStreamEvents } from './js-events.js';
 import { jetStreamIngest } from './js-ingest.js';
 import { ensureStreams, streamNames } from './setup.js';

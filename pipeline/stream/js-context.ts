@@ -1,7 +1,7 @@
 // What the JetStream ingest and event streams of one process share.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import type { StreamNames } from './setup.js';
 import type { Consumer } from './types.js';
 

@@ -3,7 +3,7 @@
 // wildcard subscription, where it is counted against its publish() call. `js.publish` awaited
 // message by message is client-bound (~23k msg/s here); this reaches the server's limit.
 import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 import { StreamUnavailableError } from './errors.js';
 
 export interface OutMessage { subject: string; data: Uint8Array; /** Nats-Msg-Id: JetStream drops a repeat within its window. */ msgId?: string }

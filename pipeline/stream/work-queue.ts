@@ -2,7 +2,7 @@
 // JetStream work-queue stream read through one shared durable consumer. Batches go out as soon as
 // items arrive (setImmediate coalesces the pushes of one event-loop turn), or, for a consumer with
 // a linger, once maxBatch items wait or the oldest waited `lingerMs` (fewer, larger batches).
-import type { Logger } from '../../api/log.js';
+import type { Logger } from '../../lib/log.js';
 
 interface Delivery<T> { item: T; redelivered: boolean; attempts: number; /** When it was pushed (ms). */ at: number }
 

@@ -25,7 +25,7 @@ export async function startServer(extraArgs: string[] = [], env: Record<string, 
   const dataDir = mkdtempSync(join(tmpdir(), 'hw-test-'));
   const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
   const { loadConfig } = await import('../../api/config.js');
-  const { createLogger } = await import('../../api/log.js');
+  const { createLogger } = await import('../../lib/log.js');
   const { startService } = await import('../../api/service.js');
   const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', operatorToken, ...extraArgs],
     // With a shared NATS server, each test server gets streams of its own: its events must land in
