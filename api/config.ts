@@ -33,7 +33,7 @@ export const OPTIONS: Opt[] = [
   { key: 'port', flag: '--port', env: 'PORT', def: '8080', kind: 'int', help: 'HTTP port (0 picks a free one)' },
   { key: 'host', flag: '--host', env: 'HOST', def: '0.0.0.0', kind: 'string', help: 'address to listen on' },
   { key: 'dataDir', flag: '--data-dir', env: 'HEADWATER_DATA_DIR', def: './.headwater', kind: 'string', help: 'embedded stores, generated secrets and the operator token live here' },
-  { key: 'operatorToken', flag: '--operator-token', env: 'HEADWATER_OPERATOR_TOKEN', def: undefined, kind: 'string', help: 'operator bearer token; generated into the data dir and printed once when unset' },
+  { key: 'operatorToken', flag: '--operator-token', env: 'HEADWATER_OPERATOR_TOKEN', def: undefined, kind: 'string', help: 'operator bearer token, any value of 16+ characters; generated into the data dir and printed once when unset' },
   { key: 'secretKey', flag: '--secret-key', env: 'HEADWATER_SECRET_KEY', def: undefined, kind: 'string', help: 'master key for session signing and secrets at rest; generated into the data dir when unset (set it when several processes share a database)' },
   { key: 'databaseUrl', flag: '--database-url', env: 'DATABASE_URL', def: undefined, kind: 'string', help: 'PostgreSQL URL; embedded PGlite when unset' },
   { key: 'natsUrl', flag: '--nats-url', env: 'NATS_URL', def: undefined, kind: 'string', help: 'NATS JetStream URL; in-process stream when unset' },
@@ -56,6 +56,9 @@ export const OPTIONS: Opt[] = [
 ];
 
 export class ConfigError extends Error {}
+
+/** Shorter operator tokens are refused at start: they could be guessed. Any value of this length works, whatever its prefix. */
+export const MIN_OPERATOR_TOKEN = 16;
 
 /** Flags win over environment variables, which win over defaults. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -86,6 +89,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   cfg.dataDir = resolve(cfg.dataDir);
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(cfg.logLevel)) throw new ConfigError(`bad log level ${cfg.logLevel}`);
   if (cfg.workers < 1) cfg.workers = 1;
+  if (cfg.operatorToken !== undefined && cfg.operatorToken.trim().length < MIN_OPERATOR_TOKEN) {
+    throw new ConfigError(`--operator-token / HEADWATER_OPERATOR_TOKEN is ${cfg.operatorToken.trim().length} characters; use at least ${MIN_OPERATOR_TOKEN} (e.g. openssl rand -hex 32), or unset it to have one generated`);
+  }
+  if (cfg.operatorToken !== undefined) cfg.operatorToken = cfg.operatorToken.trim();
   return cfg;
 }
 

@@ -94,6 +94,9 @@ export function createAuth(opts: AuthOptions): Auth {
       if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') throw invalid();
       const token = authorization.slice(7).trim();
       if (!token) throw invalid();
+      // The operator token is whatever the operator configured (any prefix): compared first, in
+      // constant time once its length matches, so that no key prefix can shadow it.
+      if (opts.secrets.isOperator(token)) return admit(OPERATOR, route);
       const us = token.indexOf('_');
       const prefix = us > 0 ? token.slice(0, us) : '';
       const keyScheme = PREFIX_SCHEME.get(prefix);
@@ -105,10 +108,6 @@ export function createAuth(opts: AuthOptions): Auth {
           return admit(hit.principal, route);
         }
         return lookupKey(hash, keyScheme).then((p) => { if (!p) throw invalid(); return admit(p, route); });
-      }
-      if (prefix === 'hwo') {
-        if (!opts.secrets.isOperator(token)) throw invalid();
-        return admit(OPERATOR, route);
       }
       if (token.split('.').length === 3) return verifySession(token).then((p) => admit(p, route));
       throw invalid();
