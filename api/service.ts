@@ -122,7 +122,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => sweeper.close());
 
     const deps: Deps = {
-      pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks,
+      pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
       ingest: { replay: (calls) => streams.ingest.submit(calls) },
     };
     const server = createHttpServer({

@@ -1,10 +1,16 @@
 // `lastReceivedAt` of sources and apps without a Postgres write per event: the latest time per
-// source is kept in memory and flushed once a second in one statement per table.
+// source is kept in memory and flushed once a second in one statement per table. Until a time is
+// flushed, this process's read routes overlay it (source() / app()), so a write is visible in the
+// next read answered by the same process; other processes see it after their next flush read.
 import type pg from 'pg';
 import type { Logger } from '../lib/log.js';
 
 export class Activity {
   private pending = new Map<string, { appId: string; at: number }>();
+  /** The batch being written: still overlaid until its statements finished. */
+  private writing = new Map<string, { appId: string; at: number }>();
+  private pendingApps = new Map<string, number>();
+  private writingApps = new Map<string, number>();
   private timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -17,6 +23,22 @@ export class Activity {
     const p = this.pending.get(sourceId);
     if (!p) this.pending.set(sourceId, { appId, at });
     else if (at > p.at) p.at = at;
+    const a = this.pendingApps.get(appId);
+    if (a === undefined || at > a) this.pendingApps.set(appId, at);
+  }
+
+  /** The latest unflushed receive time of a source (ms), if any. */
+  source(id: string): number | undefined {
+    const p = this.pending.get(id)?.at;
+    const w = this.writing.get(id)?.at;
+    return p === undefined ? w : w === undefined ? p : Math.max(p, w);
+  }
+
+  /** The latest unflushed receive time of an app (ms), if any. */
+  app(id: string): number | undefined {
+    const p = this.pendingApps.get(id);
+    const w = this.writingApps.get(id);
+    return p === undefined ? w : w === undefined ? p : Math.max(p, w);
   }
 
   flush(): Promise<void> {
@@ -28,6 +50,9 @@ export class Activity {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    this.writing = batch;
+    this.writingApps = this.pendingApps;
+    this.pendingApps = new Map();
     const ids = [...batch.keys()];
     const apps = ids.map((id) => batch.get(id)!.appId);
     const times = ids.map((id) => new Date(batch.get(id)!.at).toISOString());
@@ -42,6 +67,9 @@ export class Activity {
     } catch (err) {
       this.log.warn('lastReceivedAt flush failed; will retry', { err: err as Error });
       for (const [id, v] of batch) this.touch(id, v.appId, v.at);
+    } finally {
+      this.writing = new Map();
+      this.writingApps = new Map();
     }
   }
 

@@ -274,7 +274,8 @@ Rate and quota are set per org by the operator (\`PATCH /v1/orgs/{orgId}\`, \`da
   observed property types. Under \`strict\`, a track with an unknown event name is held whole and answered 200 \`{ data: { status: "quarantined" } }\`;
   on identify, unknown traits are held, the rest applied, and the Profile answered without them. Promote applies held values in arrival order;
   deny drops them.
-- Every successful write updates \`lastReceivedAt\` of its source and app and recomputes the written profile's segment memberships before it is
+- Every successful write updates \`lastReceivedAt\` of its source and app (visible in the next read answered by the same process; other
+  front-end processes show it within about a second, the interval at which times are flushed to Postgres) and recomputes the written profile's segment memberships before it is
   answered; transitions emit \`system.segment_entered\` / \`system.segment_exited\` (properties \`segmentId\`, \`segmentName\`).
 
 ## Journeys and webhooks

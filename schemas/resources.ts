@@ -110,7 +110,7 @@ export const AppSchema = Type.Object(
     updatedAt: DateTime,
     archivedAt: Nullable(DateTime),
     sourceCount: Type.Integer({ minimum: 0 }),
-    lastReceivedAt: Nullable(DateTime),
+    lastReceivedAt: Nullable(DateTime, { description: 'Time of the latest successful write through it. The process that answered a write shows it in its next read; other front-end processes of a scaled deployment show it within about a second (times are flushed to Postgres once a second).' }),
   },
   { title: 'App', description: 'The attribution unit (one per product). Carries no kind, configuration or credential of its own.' },
 );
@@ -125,7 +125,7 @@ export const SourceSchema = Type.Object(
     }),
     config: Type.Unknown({ description: 'Any JSON value. A signing secret inside it is write-only and never appears in a response.' }),
     configured: Type.Boolean({ description: 'Whether a signing secret is stored.' }),
-    lastReceivedAt: Nullable(DateTime),
+    lastReceivedAt: Nullable(DateTime, { description: 'Time of the latest successful write through it. The process that answered a write shows it in its next read; other front-end processes of a scaled deployment show it within about a second (times are flushed to Postgres once a second).' }),
     createdAt: DateTime,
     updatedAt: DateTime,
     archivedAt: Nullable(DateTime),

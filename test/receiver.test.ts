@@ -201,3 +201,18 @@ t.test('the same svix-id delivered twice is applied once', async (t) => {
   t.same(rs.map((r) => [r.status, r.text]), Array.from({ length: 5 }, () => [200, 'ok']), 'every delivery answers ok');
   t.equal((await lookup(idp.f, 'idpId', user2)).body?.data?.length, 1, 'one profile');
 });
+
+t.test('a receiver write is visible in the next read of its source and app', async (t) => {
+  const idp = await idpSource();
+  t.equal(idp.source.lastReceivedAt, null, 'null before any call');
+  const before = Date.now();
+  expectText(t, await post(idp.source.id, sign(idp.secret, userEvent('user.created', uid('user'), { email: `${uid('v')}@example.com` }))), 200, 'ok', 'created');
+  const src = await call(s.url, 'GET', `/v1/sources/${idp.source.id}`, { token: idp.f.admin });
+  t.ok(Date.parse(src.body.data.lastReceivedAt) >= before - 1000, `source lastReceivedAt at once (${src.body.data.lastReceivedAt})`);
+  const app = await call(s.url, 'GET', `/v1/apps/${idp.f.app.id}`, { token: idp.f.admin });
+  t.ok(Date.parse(app.body.data.lastReceivedAt) >= before - 1000, `app lastReceivedAt at once (${app.body.data.lastReceivedAt})`);
+  // A refused call (bad signature) is no write.
+  const other = await idpSource(idp.f);
+  t.equal((await post(other.source.id, sign(newSecret(), userEvent('user.created', uid('user'))))).status, 401);
+  t.equal((await call(s.url, 'GET', `/v1/sources/${other.source.id}`, { token: idp.f.admin })).body.data.lastReceivedAt, null, 'a refused call sets nothing');
+});

@@ -2,16 +2,16 @@ import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
-import type { Bind, Deps } from './deps.js';
+import { latest, type Bind, type Deps, type RecentActivity } from './deps.js';
 import { insertSource, sourceOut } from './sources.js';
 
 const APP_COLS = `a.id, a.org_id, a.name, a.environment, a.status, a.created_at, a.updated_at, a.archived_at, a.last_received_at,
   (SELECT count(*) FROM sources s WHERE s.app_id = a.id AND s.archived_at IS NULL) AS source_count`;
 
-export const appOut = (r: any) => ({
+export const appOut = (r: any, recent?: RecentActivity) => ({
   id: r.id, orgId: r.org_id, name: r.name, environment: r.environment, status: r.status,
   createdAt: r.created_at, updatedAt: r.updated_at, archivedAt: r.archived_at,
-  sourceCount: r.source_count, lastReceivedAt: r.last_received_at,
+  sourceCount: r.source_count, lastReceivedAt: latest(r.last_received_at, recent?.app(r.id)),
 });
 
 export async function getApp(d: Deps, orgId: string, id: string) {
@@ -31,7 +31,7 @@ export function appRoutes(bind: Bind, d: Deps) {
         VALUES ($1, $2, $3, $4, 'active', now(), now())`, [id, orgId, name, environment]);
       await insertSource(c, d, orgId, id, 'api', {});
     });
-    return { status: 201, data: appOut(await getApp(d, orgId, id)) };
+    return { status: 201, data: appOut(await getApp(d, orgId, id), d.recent) };
   });
 
   bind('GET', '/v1/apps', async (req) => {
@@ -44,10 +44,10 @@ export function appRoutes(bind: Bind, d: Deps) {
     if (after !== undefined) { args.push(String(after)); where += ` AND a.id < $${args.length}`; }
     args.push(limit + 1);
     const r = await d.pool.query(`SELECT ${APP_COLS} FROM apps a WHERE ${where} ORDER BY a.id DESC LIMIT $${args.length}`, args);
-    return page(r.rows, limit, (x) => x.id, appOut);
+    return page(r.rows, limit, (x) => x.id, (x) => appOut(x, d.recent));
   });
 
-  bind('GET', '/v1/apps/{id}', async (req) => ({ data: appOut(await getApp(d, req.principal.orgId!, req.params.id!)) }));
+  bind('GET', '/v1/apps/{id}', async (req) => ({ data: appOut(await getApp(d, req.principal.orgId!, req.params.id!), d.recent) }));
 
   bind('PATCH', '/v1/apps/{id}', async (req) => {
     const orgId = req.principal.orgId!;
@@ -59,7 +59,7 @@ export function appRoutes(bind: Bind, d: Deps) {
         archived_at = CASE WHEN $4::text = 'archived' THEN COALESCE(archived_at, now()) ELSE archived_at END,
         updated_at = now()
       WHERE org_id = $1 AND id = $2`, [orgId, req.params.id, name ?? null, status ?? null]);
-    return { data: appOut(await getApp(d, orgId, req.params.id!)) };
+    return { data: appOut(await getApp(d, orgId, req.params.id!), d.recent) };
   });
 
   bind('POST', '/v1/apps/{appId}/sources', async (req) => {
@@ -68,7 +68,7 @@ export function appRoutes(bind: Bind, d: Deps) {
     if (app.status === 'archived') throw httpError('conflict', 'the app is archived; it takes no new sources');
     const { kind, config } = req.body.data as { kind: 'api' | 'idp'; config: unknown };
     const row = await insertSource(d.pool, d, orgId, app.id, kind, config ?? {});
-    return { status: 201, data: sourceOut(row) };
+    return { status: 201, data: sourceOut(row, d.recent) };
   });
 
   bind('GET', '/v1/apps/{appId}/sources', async (req) => {
@@ -81,6 +81,6 @@ export function appRoutes(bind: Bind, d: Deps) {
     if (after !== undefined) { args.push(String(after)); where += ` AND id < $${args.length}`; }
     args.push(limit + 1);
     const r = await d.pool.query(`SELECT * FROM sources WHERE ${where} ORDER BY id DESC LIMIT $${args.length}`, args);
-    return page(r.rows, limit, (x) => x.id, sourceOut);
+    return page(r.rows, limit, (x) => x.id, (x) => sourceOut(x, d.recent));
   });
 }

@@ -18,8 +18,19 @@ export interface Deps {
   log: Logger;
   /** Named readiness checks of the configured dependencies. */
   checks: Record<string, () => Promise<boolean>>;
+  /** Receive times this process has not flushed to Postgres yet (ingest/activity.ts). */
+  recent?: RecentActivity;
   /** The ingestion pipeline, for replaying promoted (held) calls; absent -> promote is 503. */
   ingest?: { replay(calls: IngestCall[]): Promise<CallResult[]> };
+}
+
+export interface RecentActivity { source(id: string): number | undefined; app(id: string): number | undefined }
+
+/** The later of a stored time and an unflushed one. */
+export function latest(stored: Date | string | null, unflushed: number | undefined): Date | string | null {
+  if (unflushed === undefined) return stored;
+  if (stored === null) return new Date(unflushed);
+  return new Date(stored).getTime() >= unflushed ? stored : new Date(unflushed);
 }
 
 export type Handler = RouteSpec['handler'];

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { newId } from '../../pipeline/ids.js';
 import { httpError, notFound } from '../http/errors.js';
-import type { Bind, Deps } from './deps.js';
+import { latest, type Bind, type Deps, type RecentActivity } from './deps.js';
 
 // A source's signing secret is write-only: it is split off the config, kept encrypted (the receiver
 // must verify signatures with it, so a hash would not do) and never returned; `configured` says
@@ -17,9 +17,9 @@ function splitSecret(config: unknown): { config: unknown; secret: string | null 
   return { config: rest, secret: signingSecret as string | null };
 }
 
-export const sourceOut = (r: any) => ({
+export const sourceOut = (r: any, recent?: RecentActivity) => ({
   id: r.id, orgId: r.org_id, appId: r.app_id, kind: r.kind, config: r.config,
-  configured: r.secret_enc !== null, lastReceivedAt: r.last_received_at,
+  configured: r.secret_enc !== null, lastReceivedAt: latest(r.last_received_at, recent?.source(r.id)),
   createdAt: r.created_at, updatedAt: r.updated_at, archivedAt: r.archived_at,
 });
 
@@ -38,7 +38,7 @@ async function getSource(d: Deps, orgId: string, id: string) {
 }
 
 export function sourceRoutes(bind: Bind, d: Deps) {
-  bind('GET', '/v1/sources/{id}', async (req) => ({ data: sourceOut(await getSource(d, req.principal.orgId!, req.params.id!)) }));
+  bind('GET', '/v1/sources/{id}', async (req) => ({ data: sourceOut(await getSource(d, req.principal.orgId!, req.params.id!), d.recent) }));
 
   // Sets or rotates the config. `signingSecret`: a string stores a new secret, null removes it,
   // absent keeps the stored one.
@@ -50,7 +50,7 @@ export function sourceRoutes(bind: Bind, d: Deps) {
         secret_enc = CASE WHEN $4::boolean THEN $5 ELSE secret_enc END, updated_at = now()
       WHERE org_id = $1 AND id = $2 RETURNING *`,
     [orgId, req.params.id, JSON.stringify(config === undefined ? null : config), secret !== undefined, secret ? d.secrets.encrypt(secret) : null]);
-    return { data: sourceOut(r.rows[0]) };
+    return { data: sourceOut(r.rows[0], d.recent) };
   });
 
   bind('DELETE', '/v1/sources/{id}', async (req) => {
@@ -58,6 +58,6 @@ export function sourceRoutes(bind: Bind, d: Deps) {
     await getSource(d, orgId, req.params.id!);
     const r = await d.pool.query(`UPDATE sources SET archived_at = COALESCE(archived_at, now()), updated_at = now()
       WHERE org_id = $1 AND id = $2 RETURNING *`, [orgId, req.params.id]);
-    return { data: sourceOut(r.rows[0]) };
+    return { data: sourceOut(r.rows[0], d.recent) };
   });
 }
