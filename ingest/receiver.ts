@@ -1,6 +1,7 @@
 // Source webhook receiver (decisions §5): identity-provider user events signed with the Standard
 // Webhooks / Svix scheme, verified with the source's stored secret in constant time, then applied
 // as an identify through the same stream as every other write. Answers are plain text.
+import { unstorable, unstorableString } from '../schemas/storable.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import type { Bind } from '../api/routes/deps.js';
@@ -42,6 +43,8 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
   const prefix = `rcv.${randomBytes(6).toString('base64url')}.`;
   let seq = 0;
   bind('POST', '/v1/sources/{sourceId}/webhook', async (req) => {
+    // Strings no store can hold get the receiver's own plain-text answers (schemas/storable.ts).
+    if (unstorableString(req.params.sourceId!)) return text(404, 'unknown source');
     const r = await d.pool.query(
       `SELECT s.id, s.org_id, s.app_id, s.archived_at, s.secret_enc, a.environment, a.status AS app_status
        FROM sources s JOIN apps a ON a.id = s.app_id WHERE s.id = $1`, [req.params.sourceId]);
@@ -56,10 +59,11 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
     const body = req.raw ?? Buffer.alloc(0);
     if (!verifySignature(d.secrets.decrypt(src.secret_enc), id, ts, body, sig)) return text(401, 'invalid signature');
     // The id becomes the call's messageId (`webhook:<id>`, at most 200 characters like any messageId).
-    if (id.length > 192) return text(400, 'bad payload');
+    if (id.length > 192 || unstorableString(id)) return text(400, 'bad payload');
 
     let payload: any;
     try { payload = JSON.parse(body.toString('utf8')); } catch { return text(400, 'bad payload'); }
+    if (unstorable(payload)) return text(400, 'bad payload');
     const type = payload?.type;
     const user = payload?.data;
     if (!['user.created', 'user.updated', 'user.deleted'].includes(type) || typeof user?.id !== 'string' || !user.id || user.id.length > 200) {

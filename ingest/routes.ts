@@ -89,6 +89,8 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     for (let i = 0; i < calls.length; i++) {
       const c = calls[i];
       const kind = c?.type;
+      const refused = req.refused?.get(i);
+      if (refused) { out[i] = errorResult('validation_failed', refused, 422); continue; }
       if (kind !== 'identify' && kind !== 'track') { out[i] = errorResult('validation_failed', `body /data/calls/${i}/type: must be identify or track`, 422); continue; }
       const { type: _t, ...call } = c;
       const v = d.validators[`${kind}_body`]!;
@@ -109,5 +111,5 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
       slots.forEach((slot, k) => { out[slot] = results[k]!; });
     }
     return { status: 200, data: out.map((r) => ('error' in r ? { status: r.status, error: r.error } : { status: r.status, data: r.data })) };
-  });
+  }, { items: '/data/calls' });
 }

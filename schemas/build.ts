@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DATE_TIME_MAX, DATE_TIME_MIN } from './storable.js';
 import { Ajv } from 'ajv';
 import type { Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -34,6 +35,8 @@ function forValidation(schema: TSchema): JsonObject {
     if (Array.isArray(node)) return node.map(walk);
     if (node === null || typeof node !== 'object') return node;
     const out: JsonObject = {};
+    // Every date-time is bounded by what the stores hold (schemas/storable.ts).
+    if ((node as JsonObject).format === 'date-time') { out.formatMinimum = DATE_TIME_MIN; out.formatMaximum = DATE_TIME_MAX; }
     for (const [k, v] of Object.entries(node)) {
       if (ANNOTATIONS.has(k) && typeof v !== 'object') continue;
       if ((k === 'properties' || k === 'patternProperties') && v && typeof v === 'object' && !Array.isArray(v)) {
@@ -52,6 +55,20 @@ const outDir = join(here, 'generated');
 
 // ---------------------------------------------------------------- checks on the route list
 
+/** Pointers of request numbers with no upper bound: a column or an interval could not hold them. */
+function unboundedNumbers(node: Json, at: string): string[] {
+  if (Array.isArray(node)) return node.flatMap((n, i) => unboundedNumbers(n, `${at}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  const out: string[] = [];
+  const types = Array.isArray(node.type) ? node.type : [node.type];
+  if ((types.includes('integer') || types.includes('number')) && node.maximum === undefined && node.exclusiveMaximum === undefined && node.const === undefined && node.enum === undefined) out.push(at);
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'default' || k === 'const' || k === 'enum' || k === 'examples') continue;
+    out.push(...unboundedNumbers(v as Json, `${at}/${k}`));
+  }
+  return out;
+}
+
 function checkRoutes(list: RouteDef[]): void {
   const ids = new Set<string>();
   const ops = new Set<string>();
@@ -68,6 +85,9 @@ function checkRoutes(list: RouteDef[]): void {
       throw new Error(`${r.id}: path parameters ${pathParams.join()} but params ${declared.join()}`);
     }
     if (r.body && r.rawBody) throw new Error(`${r.id}: both body and rawBody`);
+    for (const [part, schema] of [['body', r.body], ['query', r.query], ['params', r.params]] as const) {
+      if (schema) unboundedNumbers(plain(schema), '').forEach((ptr) => { throw new Error(`${r.id} ${part}${ptr}: a number without a maximum (give it one the store can hold)`); });
+    }
   }
 }
 
@@ -154,6 +174,8 @@ class Components {
 
   private convertMembers(node: JsonObject, dropId: boolean): JsonObject {
     const out: JsonObject = {};
+    // Every date-time is bounded by what the stores hold (schemas/storable.ts).
+    if ((node as JsonObject).format === 'date-time') { out.formatMinimum = DATE_TIME_MIN; out.formatMaximum = DATE_TIME_MAX; }
     for (const [k, v] of Object.entries(node)) {
       if (k === '$id' && dropId) continue;
       if (k === '$ref' && typeof v === 'string' && !v.startsWith('#')) {
@@ -203,6 +225,10 @@ groups profiles into segments, and runs durable per-profile journeys pushed from
   Every response, success or error, carries \`meta.requestId\`, also sent as the \`x-request-id\` header.
 - **Error envelope**: \`{ error: { code, message }, meta }\`; \`code\` is one of a fixed set (table below).
   \`validation_failed\` messages name the offending field as a JSON pointer.
+- **What the stores hold**: no string anywhere in a request (path segment, query parameter, body member name or value, at any
+  depth, a batch call included) may contain the NUL character (U+0000) or a lone UTF-16 surrogate: 422 \`validation_failed\` naming
+  it (in a batch, that call alone). Every integer has a maximum (stated in its schema); date-times run from ${DATE_TIME_MIN} to
+  ${DATE_TIME_MAX} (\`formatMinimum\` / \`formatMaximum\`).
 - **Request bodies** of write routes wrap their content in a top-level \`data\` object; a missing wrapper, unparseable JSON or a
   wrong content type is 400 \`malformed_request\`. Unknown members are ignored.
 - **Cursor pagination**: \`cursor\` (opaque string, optional) and \`limit\` (integer 1 to 100, default 50). The next page's cursor is

@@ -28,7 +28,9 @@ export function AnyObject(options: SchemaOptions = {}): TUnsafe<Record<string, u
  * option). Unlike `anyOf`, Ajv applies `default`s inside the selected branch.
  */
 export function TaggedUnion<T extends TSchema[]>(propertyName: string, variants: [...T], options: SchemaOptions = {}): TUnsafe<Static<T[number]>> {
-  return Type.Unsafe<Static<T[number]>>({ ...options, oneOf: variants, discriminator: { propertyName } });
+  // `type` and `required` come first, so that a non-object (0, [], "s", null) or a missing tag is a
+  // plain validation error before the discriminator looks inside.
+  return Type.Unsafe<Static<T[number]>>({ ...options, type: 'object', required: [propertyName], oneOf: variants, discriminator: { propertyName } });
 }
 
 export const Id = Type.String({ minLength: 1, description: 'A prefixed identifier.' });

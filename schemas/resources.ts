@@ -164,16 +164,16 @@ const eventPredicateProps = {
   kind: Type.Literal('event'),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   op: StringEnum(['performed', 'notPerformed'] as const),
-  withinDays: Type.Optional(Type.Integer({ minimum: 1, description: 'Counts events by their `timestamp`.' })),
+  withinDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500, description: 'Counts events by their `timestamp`; at most 36,500 days (100 years).' })),
 };
 /** Event predicate as accepted: `atLeast` defaults to 1. */
 export const EventPredicateInputSchema = Type.Object(
-  { ...eventPredicateProps, atLeast: Type.Optional(Type.Integer({ minimum: 1, default: 1 })) },
+  { ...eventPredicateProps, atLeast: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, default: 1 })) },
   { title: 'EventPredicateInput' },
 );
 /** Event predicate as answered: `atLeast` always present. */
 export const EventPredicateSchema = Type.Object(
-  { ...eventPredicateProps, atLeast: Type.Integer({ minimum: 1 }) },
+  { ...eventPredicateProps, atLeast: Type.Integer({ minimum: 1, maximum: 2147483647 }) },
   { title: 'EventPredicate' },
 );
 
@@ -251,8 +251,8 @@ export const DeletedSchema = Type.Object({ deleted: Type.Literal(true) }, { titl
 
 // ---------------------------------------------------------------- executions
 
-const Duration = Type.Union([Type.String(), Type.Integer()], {
-  description: "A duration: '500ms', '2s', '5m', '1h', '3d' or an integer of milliseconds.",
+const Duration = Type.Union([Type.String(), Type.Integer({ minimum: 0, maximum: 315360000000 })], {
+  description: "A duration: '500ms', '2s', '5m', '1h', '3d' or an integer of milliseconds (at most 10 years).",
 });
 
 function call<N extends string, A extends Parameters<typeof Type.Object>[0]>(name: N, args: A) {

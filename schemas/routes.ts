@@ -647,9 +647,9 @@ export const routes: RouteDef[] = [
     params: Params('orgId'),
     body: Body(Type.Object({
       limits: Type.Object({
-        ratePerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Token-bucket refill rate per API key.' })),
-        burst: Type.Optional(Type.Number({ minimum: 1, description: 'Token-bucket size per API key.' })),
-        monthlyEvents: Type.Optional(Nullable(Type.Integer({ minimum: 0 }), { description: 'Accepted track calls per month; null for unlimited.' })),
+        ratePerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1000000000, description: 'Token-bucket refill rate per API key (at most 10^9).' })),
+        burst: Type.Optional(Type.Number({ minimum: 1, maximum: 1000000000, description: 'Token-bucket size per API key (at most 10^9).' })),
+        monthlyEvents: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9007199254740991 }), { description: 'Accepted track calls per month (at most 2^53 - 1); null for unlimited.' })),
       }),
     })),
     ok: { 200: json('The org and its limits.', Data(OrgUpdatedSchema)) },

@@ -6,7 +6,8 @@ import type { Scheme } from '../../schemas/route.js';
 import type { Logger } from '../../lib/log.js';
 import { HttpError } from './errors.js';
 import { Router } from './router.js';
-import { isJsonContentType, jsonDepthExceeds, parseQuery } from './body.js';
+import { isJsonContentType, parseQuery, scanJson, SCAN_DEEP, SCAN_SUSPECT } from './body.js';
+import { checkBody, checkParams } from './inputs.js';
 
 export interface Validate {
   (data: unknown): boolean;
@@ -35,6 +36,8 @@ export interface Req {
   raw: Buffer | null;
   headers: Record<string, string>;
   principal: Principal;
+  /** Items of the route's `items` array refused for unstorable strings: index -> message. */
+  refused?: Map<number, string>;
 }
 
 export interface Reply {
@@ -61,6 +64,8 @@ export interface RouteSpec {
   bodyLimitCode?: 'payload_too_large' | 'artifact_too_large';
   /** Copy every request header (receivers that verify signatures). */
   allHeaders?: boolean;
+  /** JSON pointer of a body array whose members are judged one by one (batch calls). */
+  items?: string;
   validators?: { body?: Validate; query?: Validate; params?: Validate };
   handler: (req: Req) => Reply | Promise<Reply>;
 }
@@ -172,14 +177,18 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     else if (BODY_METHODS.has(req.method)) {
       if (!body || body.length === 0) throw new HttpError('malformed_request', 'request body is required');
       if (!isJsonContentType(contentType)) throw new HttpError('malformed_request', 'content-type must be application/json');
-      if (jsonDepthExceeds(body, opts.maxDepth)) throw new HttpError('validation_failed', `body is nested deeper than ${opts.maxDepth} levels`);
+      const scan = scanJson(body, opts.maxDepth);
+      if (scan === SCAN_DEEP) throw new HttpError('validation_failed', `body is nested deeper than ${opts.maxDepth} levels`);
       let parsed: unknown;
       try { parsed = JSON.parse(body.toString('utf8')); } catch { throw new HttpError('malformed_request', 'body is not valid JSON'); }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !('data' in parsed)) {
         throw new HttpError('malformed_request', 'body must be a JSON object with a top-level `data` member');
       }
       req.body = parsed;
+      if (scan === SCAN_SUSPECT) req.refused = checkBody(parsed as Record<string, unknown>, route.items);
     }
+    // Receivers answer bad input in their provider's own convention (they check it themselves).
+    if (!route.auth.includes('signature')) checkParams(req.params, req.query);
     validate(route.validators?.params, req.params, 'path ');
     validate(route.validators?.query, req.query, 'query ');
     if (!route.rawBody) validate(route.validators?.body, req.body, 'body ');
