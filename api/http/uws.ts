@@ -2,11 +2,17 @@
 // uws-pack 20.0.8 has Node 18-22 binaries; @btc-vision/uwebsockets.js 20.57 has Node 20-25 ones
 // that need glibc 2.38. Each is tried in turn; the caller falls back to node:http when none loads.
 import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uws-pack';
 import type { Answer, Exchange, FrontEnd } from './front-end.js';
 
-/** Packages tried in order; both export the uWS API as ESM. */
-export const UWS_PACKAGES = ['uws-pack', '@btc-vision/uwebsockets.js'] as const;
+/** Packages tried in order. uws-pack is ESM only. The btc-vision repack is required through its
+ * CommonJS entry: on Node 20, a CommonJS module that throws while loaded by import() kills the
+ * process even when the import is caught (its Linux binaries need glibc 2.38 and throw on older). */
+export const UWS_PACKAGES: ReadonlyArray<{ pkg: string; via: 'import' | 'require' }> = [
+  { pkg: 'uws-pack', via: 'import' },
+  { pkg: '@btc-vision/uwebsockets.js', via: 'require' },
+];
 
 interface UwsModule {
   App: () => TemplatedApp;
@@ -16,12 +22,17 @@ interface UwsModule {
 
 export type UwsLoad = { ok: true; pkg: string; mod: UwsModule } | { ok: false; failures: Array<{ pkg: string; error: string }> };
 
-/** The first line of a load error, shortened for one log line. */
+/** A load error in one short line: uWS's "supports only Node.js versions ..." and the cause
+ * (missing binary for this ABI, or the libc it needs). */
 const shortError = (err: unknown): string => {
   const e = err as { code?: string; message?: string };
-  if (e?.code === 'ERR_MODULE_NOT_FOUND') return 'not installed';
-  const line = String(e?.message ?? err).split('\n').find((l) => l.trim()) ?? 'load failed';
-  return line.length > 160 ? line.slice(0, 157) + '...' : line;
+  if (e?.code === 'ERR_MODULE_NOT_FOUND' || (e?.code === 'MODULE_NOT_FOUND' && !/\.node'/.test(e.message ?? ''))) return 'not installed';
+  const lines = String(e?.message ?? err).split('\n').map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('Require stack') && !l.startsWith('- '));
+  const head = (lines[0] ?? 'load failed').replace(/ on \(glibc\).*$/, '');
+  const cause = lines.length > 1 ? lines[lines.length - 1]!.replace(/^Error: /, '') : '';
+  const line = cause ? `${head}: ${cause}` : head;
+  return line.length > 240 ? line.slice(0, 237) + '...' : line;
 };
 
 /** Imports the first uWS build that loads on this Node and libc. */
@@ -29,15 +40,16 @@ export async function loadUws(): Promise<UwsLoad> {
   // uWS reads UWS_HTTP_MAX_HEADERS_SIZE once, when the native module loads: set it first.
   // 16 KB request heads are accepted; longer ones get uWS's own 431.
   process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
+  const require = createRequire(import.meta.url);
   const failures: Array<{ pkg: string; error: string }> = [];
-  for (const pkg of UWS_PACKAGES) {
+  for (const { pkg, via } of UWS_PACKAGES) {
     try {
-      const mod = (await import(pkg)) as Partial<UwsModule>;
+      const mod = (via === 'import' ? await import(pkg) : require(pkg)) as Partial<UwsModule>;
       if (typeof mod.App !== 'function' || typeof mod.us_listen_socket_close !== 'function' || typeof mod.us_socket_local_port !== 'function') {
         failures.push({ pkg, error: 'does not export the uWS API' });
         continue;
       }
-      // A binary can import yet fail at first use: make one app and drop it.
+      // A binary can load yet fail at first use: make one app and drop it.
       mod.App().close();
       return { ok: true, pkg, mod: mod as UwsModule };
     } catch (err) {
