@@ -67,6 +67,7 @@ try {
   }
   const health = want(ready ?? { status: 0, text: 'no answer' }, 200, 'GET /health/ready');
   const frontEnd = health.frontEnd;
+  const readyS = ((Date.now() - started) / 1000).toFixed(1);
   if (expect && frontEnd !== expect) fail(`front end is ${frontEnd}, expected ${expect}`);
   const org = want(await call('POST', '/v1/orgs', operatorToken, { name: `smoke-${randomBytes(4).toString('hex')}` }), 201, 'POST /v1/orgs');
   const admin = org.sessions.admin;
@@ -87,7 +88,7 @@ try {
   }
   if (!listed) fail('the tracked event was not listed by GET /v1/events within 10 s');
   const fallback = /serving through node:http/.test(stderr) ? ' (fallback warning logged)' : '';
-  process.stdout.write(`${label}: ok, front end ${frontEnd}${fallback}, ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`${label}: ok, front end ${frontEnd}${fallback}, ready after ${readyS} s, done after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   done = true;
   clearTimeout(timer);
   child.kill('SIGTERM');
