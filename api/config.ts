@@ -1,5 +1,6 @@
 // Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
 import { resolve } from 'node:path';
+import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
 
 export interface Config {
   host: string;
@@ -24,6 +25,7 @@ export interface Config {
   segmentSweepMs: number;
   segmentPreviewCap: number;
   eventLingerMs: number;
+  frontEnd: FrontEndMode;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -52,6 +54,7 @@ export const OPTIONS: Opt[] = [
   { key: 'segmentSweepMs', flag: '--segment-sweep-ms', env: 'HEADWATER_SEGMENT_SWEEP_MS', def: '60000', kind: 'int', help: 'how often segment withinDays windows are moved to now (exits and entries of profiles whose events aged out), milliseconds' },
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
   { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: '250', kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging' },
+  { key: 'frontEnd', flag: '--front-end', env: 'HEADWATER_FRONT_END', def: 'auto', kind: 'string', help: 'HTTP front end: auto (the first uWebSockets.js build that loads on this Node and libc, else node:http with a warning) | uws (refuse to start without uWS) | node (node:http, skipping uWS)' },
   { key: 'logLevel', flag: '--log-level', env: 'HEADWATER_LOG_LEVEL', def: 'info', kind: 'string', help: 'debug | info | warn | error | silent' },
 ];
 
@@ -88,6 +91,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const cfg = out as unknown as Config;
   cfg.dataDir = resolve(cfg.dataDir);
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(cfg.logLevel)) throw new ConfigError(`bad log level ${cfg.logLevel}`);
+  if (!FRONT_END_MODES.includes(cfg.frontEnd)) throw new ConfigError(`--front-end / HEADWATER_FRONT_END must be auto, uws or node, got ${cfg.frontEnd}`);
   if (cfg.workers < 1) cfg.workers = 1;
   if (cfg.operatorToken !== undefined && cfg.operatorToken.trim().length < MIN_OPERATOR_TOKEN) {
     throw new ConfigError(`--operator-token / HEADWATER_OPERATOR_TOKEN is ${cfg.operatorToken.trim().length} characters; use at least ${MIN_OPERATOR_TOKEN} (e.g. openssl rand -hex 32), or unset it to have one generated`);

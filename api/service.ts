@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import type { Logger } from '../lib/log.js';
 import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
-import { App } from './http/uws.js';
+import { openFrontEnd } from './http/select.js';
 import { createHttpServer, type Validate } from './http/server.js';
 import { HttpError } from './http/errors.js';
 import { createBinder, type Deps } from './routes/deps.js';
@@ -121,12 +121,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
     closers.push(() => sweeper.close());
 
+    const frontEnd = await openFrontEnd(config.frontEnd, log);
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
+      frontEnd: frontEnd.name,
       ingest: { replay: (calls) => streams.ingest.submit(calls) },
     };
     const server = createHttpServer({
-      app: App(), log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
+      frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
       authenticate: (a, r) => auth.authenticate(a, r),
     });
     const validators = loadValidators() as Record<string, Validate>;
@@ -146,7 +148,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
-    log.info('listening', { url: `http://${host}:${port}`, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
+    log.info('listening', { url: `http://${host}:${port}`, frontEnd: server.frontEnd, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
     return { port, url: `http://${host}:${port}`, generatedOperatorToken: secrets.generatedOperatorToken, close: closeAll };
   } catch (err) {
     await closeAll();

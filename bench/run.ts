@@ -229,7 +229,7 @@ async function sharedStreamPullers(url: string): Promise<string | undefined> {
 
 // ---------------------------------------------------------------- headwater
 
-interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string; appId: string }
+interface Fixture { apiKey: string; admin: string; sourceId: string; orgId: string; appId: string; frontEnd: string }
 
 async function headwaterFixture(url: string, operatorToken: string): Promise<Fixture> {
   const org = await http(url, 'POST', '/v1/orgs', operatorToken, { data: { name: `bench-${hex(4)}` } });
@@ -242,7 +242,10 @@ async function headwaterFixture(url: string, operatorToken: string): Promise<Fix
   if (app.status !== 201) throw new Error(`app create: ${app.status} ${app.text.slice(0, 300)}`);
   const srcs = await http(url, 'GET', `/v1/apps/${app.body.data.id}/sources`, sessions.admin);
   if (srcs.status !== 200 || !srcs.body?.data?.[0]?.id) throw new Error(`app sources: ${srcs.status} ${srcs.text.slice(0, 300)}`);
-  return { apiKey, admin: sessions.admin, sourceId: srcs.body.data[0].id, orgId: o.id, appId: app.body.data.id };
+  // uws or node:http: the fallback front end answers the same but slower, so every figure names it.
+  const ready = await http(url, 'GET', '/health/ready');
+  const frontEnd = String(ready.body?.data?.frontEnd ?? `unknown (/health/ready ${ready.status})`);
+  return { apiKey, admin: sessions.admin, sourceId: srcs.body.data[0].id, orgId: o.id, appId: app.body.data.id, frontEnd };
 }
 
 /**
@@ -294,6 +297,8 @@ interface ScenarioResult {
   idleCheckBusyPct?: number;
   loadAvg1?: number;
   note?: string;
+  /** headwater's HTTP front end (GET /health/ready): uws or node:http. */
+  frontEnd?: string;
   /** Server CPU by thread (% of one core): main, node#k (worker / V8 / libuv threads), Name* (chDB pools). */
   threads?: Array<{ thread: string; pct: number }>;
 }
@@ -539,6 +544,7 @@ async function main() {
             { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
           process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
           const fx = await headwaterFixture(srv.url, operatorToken);
+          process.stdout.write(`${mode.name}: front end ${fx.frontEnd} (Node ${process.versions.node})\n`);
           return { srv, fx, dataDir, operatorToken };
         } catch (err) {
           skipped.push({ what: mode.name, reason: `did not start: ${(err as Error).message.split('\n')[0]}` });
@@ -580,6 +586,7 @@ async function main() {
             await retire(run); run = undefined;
             continue;
           }
+          r.frontEnd = run.fx.frontEnd;
           results.push(r); process.stdout.write(line(r) + '\n');
           if (scenario === 'soak') {
             const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);

@@ -608,6 +608,9 @@ export const HealthReadySchema = Type.Object(
   {
     status: Type.Literal('ok'),
     checks: MapOf(Type.Boolean(), { description: 'Configured dependency name (`postgres`, `clickhouse`, `nats`) to its state.' }),
+    frontEnd: Type.Union([Type.Literal('uws'), Type.Literal('node:http')], {
+      description: 'The HTTP front end serving: `uws` (uWebSockets.js, where a build loads on this Node release and libc) or `node:http` (the fallback, same behaviour, lower throughput).',
+    }),
   },
   { title: 'HealthReady' },
 );

@@ -197,7 +197,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'healthReady', method: 'GET', path: '/health/ready', tag: 'health', auth: ['none'],
     summary: 'Readiness probe',
-    description: 'Checks each configured dependency by name (`postgres`, `clickhouse`, `nats`).',
+    description: 'Checks each configured dependency by name (`postgres`, `clickhouse`, `nats`) and names the HTTP front end serving (`frontEnd`: `uws`, or `node:http` where no uWebSockets.js build loads or `HEADWATER_FRONT_END=node`).',
     ok: { 200: json('Every configured dependency answers.', Data(HealthReadySchema)) },
     errors: { 503: '`dependency_unavailable`: a configured dependency does not answer.' },
   }),

@@ -47,6 +47,9 @@ t.test('live and ready on the configured stores', async (t) => {
   t.equal(ready.body.data.checks.clickhouse, true);
   if (p) t.equal(ready.body.data.checks.nats, true);
   else t.notOk('nats' in ready.body.data.checks, 'no nats check without NATS_URL');
+  // uWS where a build loads (Node 20 and 22 on this glibc), node:http when forced or on Node 24.
+  const want = process.env.HEADWATER_FRONT_END === 'node' ? ['node:http'] : process.env.HEADWATER_FRONT_END === 'uws' ? ['uws'] : ['uws', 'node:http'];
+  t.ok(want.includes(ready.body.data.frontEnd), `frontEnd is one of ${want.join(', ')} (got ${ready.body.data.frontEnd})`);
 });
 
 t.test('ready answers 503 naming nats when the NATS connection is cut', async (t) => {

@@ -1,7 +1,7 @@
-import { STATUS_CODES } from 'node:http';
+// The HTTP core: routing, auth, body limits and parsing, validation, the `{ data | error, meta }`
+// envelope, request ids, in-flight accounting and graceful close, over either front end.
 import { randomBytes } from 'node:crypto';
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uws-pack';
-import { us_listen_socket_close, us_socket_local_port } from './uws.js';
+import type { Exchange, FrontEnd, FrontEndName } from './front-end.js';
 import type { Scheme } from '../../schemas/route.js';
 import type { Logger } from '../../lib/log.js';
 import { HttpError } from './errors.js';
@@ -73,7 +73,7 @@ export interface RouteSpec {
 export type Authenticate = (authorization: string, route: RouteSpec) => Principal | Promise<Principal>;
 
 export interface HttpServerOptions {
-  app: TemplatedApp;
+  frontEnd: FrontEnd;
   log: Logger;
   bodyLimit: number;
   maxDepth: number;
@@ -93,13 +93,6 @@ export function validationMessage(v: Validate, where: string, rebase?: (ptr: str
   return `${where}${ptr || '/'}: ${e?.message ?? 'is invalid'}`;
 }
 
-const STATUS_LINE = new Map<number, string>();
-const statusLine = (s: number) => {
-  let l = STATUS_LINE.get(s);
-  if (!l) { l = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`; STATUS_LINE.set(s, l); }
-  return l;
-};
-
 const NO_PRINCIPAL: Principal = Object.freeze({ scheme: 'none', orgId: null, role: null, userId: null }) as Principal;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -108,38 +101,29 @@ export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   close(timeoutMs?: number): Promise<void>;
   readonly inFlight: number;
+  /** Which front end serves: `uws` or `node:http`. */
+  readonly frontEnd: FrontEndName;
 }
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
-  const { app, log } = opts;
+  const { frontEnd, log } = opts;
   const router = new Router<RouteSpec>();
   const reqPrefix = randomBytes(4).toString('hex');
   let reqSeq = 0;
   let inFlight = 0;
-  let listenSocket: us_listen_socket | null = null;
   let closing = false;
 
-  const send = (res: HttpResponse, state: { aborted: boolean }, requestId: string, method: string, reply: Reply) => {
-    if (state.aborted) return;
-    state.aborted = true; // a response is written once
+  const send = (ex: Exchange, requestId: string, reply: Reply) => {
     const status = reply.status ?? 200;
-    res.cork(() => {
-      res.writeStatus(statusLine(status));
-      res.writeHeader('x-request-id', requestId);
-      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-      if (reply.headLength !== undefined || method === 'HEAD') {
-        res.endWithoutBody(reply.headLength ?? 0);
-        return;
-      }
-      if (reply.raw !== undefined) {
-        res.writeHeader('content-type', reply.contentType ?? 'application/octet-stream');
-        res.end(reply.raw);
-        return;
-      }
-      res.writeHeader('content-type', 'application/json');
+    if (reply.headLength !== undefined || ex.method === 'HEAD') {
+      ex.respond({ status, requestId, headers: reply.headers, headLength: reply.headLength ?? 0 });
+    } else if (reply.raw !== undefined) {
+      ex.respond({ status, requestId, headers: reply.headers, contentType: reply.contentType ?? 'application/octet-stream', body: reply.raw });
+    } else {
       const meta = reply.meta ? { ...reply.meta, requestId } : { requestId };
-      res.end(JSON.stringify(reply.data === undefined ? { meta } : { data: reply.data, meta }));
-    });
+      const body = JSON.stringify(reply.data === undefined ? { meta } : { data: reply.data, meta });
+      ex.respond({ status, requestId, headers: reply.headers, contentType: 'application/json', body });
+    }
   };
 
   const toHttpError = (err: unknown): HttpError => {
@@ -150,18 +134,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return new HttpError('internal', 'internal error');
   };
 
-  const sendError = (res: HttpResponse, state: { aborted: boolean }, requestId: string, method: string, err: unknown) => {
-    if (state.aborted) return;
+  /** `close`: the request body was not read to its end, so the connection cannot carry another. */
+  const sendError = (ex: Exchange, requestId: string, err: unknown, close?: boolean) => {
     const e = toHttpError(err);
-    state.aborted = true;
-    res.cork(() => {
-      res.writeStatus(statusLine(e.status));
-      res.writeHeader('x-request-id', requestId);
-      if (e.headers) for (const k in e.headers) res.writeHeader(k, e.headers[k]!);
-      if (method === 'HEAD') { res.endWithoutBody(0); return; }
-      res.writeHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ error: { code: e.code, message: e.message }, meta: { requestId } }));
-    });
+    if (ex.method === 'HEAD') { ex.respond({ status: e.status, requestId, headers: e.headers, headLength: 0, close }); return; }
+    const body = JSON.stringify({ error: { code: e.code, message: e.message }, meta: { requestId } });
+    ex.respond({ status: e.status, requestId, headers: e.headers, contentType: 'application/json', body, close });
   };
 
   const validate = (v: Validate | undefined, value: unknown, where: string) => {
@@ -195,36 +173,35 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     return route.handler(req);
   };
 
-  app.any('/*', (res: HttpResponse, r: HttpRequest) => {
-    const state = { aborted: false };
-    res.onAborted(() => { state.aborted = true; });
-    const method = r.getCaseSensitiveMethod().toUpperCase();
-    const path = r.getUrl();
+  const handle = (ex: Exchange) => {
+    const { method, path } = ex;
     const requestId = `req_${reqPrefix}${(++reqSeq).toString(36)}`;
-    if (closing) { sendError(res, state, requestId, method, new HttpError('dependency_unavailable', 'server is shutting down')); return; }
+    if (closing) { sendError(ex, requestId, new HttpError('dependency_unavailable', 'server is shutting down')); return; }
     const m = router.find(method, path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
     if (m === undefined || m === 'method') {
-      sendError(res, state, requestId, method, new HttpError('not_found', `no route for ${method} ${path}`));
+      sendError(ex, requestId, new HttpError('not_found', `no route for ${method} ${path}`));
       return;
     }
     const route = m.value;
-    const authorization = r.getHeader('authorization');
-    const contentType = r.getHeader('content-type');
-    const contentLength = r.getHeader('content-length');
-    let headers: Record<string, string> = {};
-    if (route.allHeaders) { headers = {}; r.forEach((k, v) => { headers[k] = v; }); }
+    // Headers are read now: uWS frees the request when this call returns.
+    const authorization = ex.header('authorization');
+    const contentType = ex.header('content-type');
+    const contentLength = ex.header('content-length');
     const req: Req = {
-      method, path, requestId, params: m.params, query: parseQuery(r.getQuery()), body: undefined,
-      raw: null, headers, principal: NO_PRINCIPAL,
+      method, path, requestId, params: m.params, query: parseQuery(ex.query), body: undefined,
+      raw: null, headers: route.allHeaders ? ex.headers() : {}, principal: NO_PRINCIPAL,
     };
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
     let released = false;
+    let complete = false;
     const release = () => { if (!released) { released = true; inFlight--; } };
+    // A client that vanishes before its body is complete leaves no handler running: release now,
+    // or graceful shutdown would wait for it. Once the handler runs, it releases when it ends.
+    ex.onAborted(() => { if (!complete) release(); });
     const finish = (p: Promise<Reply>) => {
-      p.then((reply) => send(res, state, requestId, method, reply),
-        (err) => sendError(res, state, requestId, method, err))
-        .finally(release);
+      complete = true;
+      p.then((reply) => send(ex, requestId, reply), (err) => sendError(ex, requestId, err)).finally(release);
     };
     if (!BODY_METHODS.has(method)) { finish(run(route, req, authorization, contentType, null)); return; }
 
@@ -232,54 +209,38 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const tooLarge = () => new HttpError(route.bodyLimitCode ?? 'payload_too_large', `body exceeds ${limit} bytes`);
     if (contentLength && Number(contentLength) > limit) {
       // Answer at once: nothing past the limit is buffered.
-      sendError(res, state, requestId, method, tooLarge());
+      sendError(ex, requestId, tooLarge(), true);
       release();
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
-    let complete = false;
-    // A client that vanishes before its body is complete leaves no handler running: release now,
-    // or graceful shutdown would wait for it.
-    res.onAborted(() => { state.aborted = true; if (!complete) release(); });
-    res.onData((ab, isLast) => {
-      if (over || state.aborted) return;
-      size += ab.byteLength;
+    ex.onData((chunk, last) => {
+      if (over || released) return;
+      size += chunk.byteLength;
       if (size > limit) {
         over = true;
-        sendError(res, state, requestId, method, tooLarge());
+        sendError(ex, requestId, tooLarge(), true);
         release();
         return;
       }
-      // uWS reuses the chunk's memory after this callback: copy it.
-      chunks.push(Buffer.from(ab.slice(0)));
-      if (isLast) {
-        complete = true;
-        finish(run(route, req, authorization, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-      }
+      if (chunk.byteLength) chunks.push(chunk);
+      if (last) finish(run(route, req, authorization, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     });
-  });
+  };
 
   return {
     add(route) { router.add(route.method, route.path, route); },
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        app.listen(host, port, (sock) => {
-          if (!sock) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
-          listenSocket = sock;
-          resolve(us_socket_local_port(sock as any));
-        });
-      });
-    },
+    listen(host, port) { return frontEnd.listen(host, port, handle); },
     async close(timeoutMs = 10_000) {
       closing = true;
-      if (listenSocket) { us_listen_socket_close(listenSocket); listenSocket = null; }
+      frontEnd.stopListening();
       const until = Date.now() + timeoutMs;
       while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-      app.close();
+      frontEnd.close();
     },
     get inFlight() { return inFlight; },
+    get frontEnd() { return frontEnd.name; },
   };
 }
-

@@ -1,7 +1,130 @@
-// uWS reads UWS_HTTP_MAX_HEADERS_SIZE once, when the native module loads: set it first, then load.
-// 16 KB request heads are accepted (decisions §4); longer ones get uWS's own 431.
-process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
-const uws = await import('uws-pack');
-export const App = uws.App;
-export const us_listen_socket_close = uws.us_listen_socket_close;
-export const us_socket_local_port = uws.us_socket_local_port;
+// uWebSockets.js as the front end. Its builds are native and tied to Node's ABI and the libc:
+// uws-pack 20.0.8 has Node 18-22 binaries; @btc-vision/uwebsockets.js 20.57 has Node 20-25 ones
+// that need glibc 2.38. Each is tried in turn; the caller falls back to node:http when none loads.
+import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uws-pack';
+import type { Answer, Exchange, FrontEnd } from './front-end.js';
+
+/** Packages tried in order. uws-pack is ESM only. The btc-vision repack is required through its
+ * CommonJS entry: on Node 20, a CommonJS module that throws while loaded by import() kills the
+ * process even when the import is caught (its Linux binaries need glibc 2.38 and throw on older). */
+export const UWS_PACKAGES: ReadonlyArray<{ pkg: string; via: 'import' | 'require' }> = [
+  { pkg: 'uws-pack', via: 'import' },
+  { pkg: '@btc-vision/uwebsockets.js', via: 'require' },
+];
+
+interface UwsModule {
+  App: () => TemplatedApp;
+  us_listen_socket_close: (s: us_listen_socket) => void;
+  us_socket_local_port: (s: us_listen_socket) => number;
+}
+
+export type UwsLoad = { ok: true; pkg: string; mod: UwsModule } | { ok: false; failures: Array<{ pkg: string; error: string }> };
+
+/** A load error in one short line: uWS's "supports only Node.js versions ..." and the cause
+ * (missing binary for this ABI, or the libc it needs). */
+const shortError = (err: unknown): string => {
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'ERR_MODULE_NOT_FOUND' || (e?.code === 'MODULE_NOT_FOUND' && !/\.node'/.test(e.message ?? ''))) return 'not installed';
+  const lines = String(e?.message ?? err).split('\n').map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('Require stack') && !l.startsWith('- '));
+  const head = (lines[0] ?? 'load failed').replace(/ on \(glibc\).*$/, '');
+  const cause = lines.length > 1 ? lines[lines.length - 1]!.replace(/^Error: /, '') : '';
+  const line = cause ? `${head}: ${cause}` : head;
+  return line.length > 240 ? line.slice(0, 237) + '...' : line;
+};
+
+/** Imports the first uWS build that loads on this Node and libc. */
+export async function loadUws(): Promise<UwsLoad> {
+  // uWS reads UWS_HTTP_MAX_HEADERS_SIZE once, when the native module loads: set it first.
+  // 16 KB request heads are accepted; longer ones get uWS's own 431.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
+  const require = createRequire(import.meta.url);
+  const failures: Array<{ pkg: string; error: string }> = [];
+  for (const { pkg, via } of UWS_PACKAGES) {
+    try {
+      const mod = (via === 'import' ? await import(pkg) : require(pkg)) as Partial<UwsModule>;
+      if (typeof mod.App !== 'function' || typeof mod.us_listen_socket_close !== 'function' || typeof mod.us_socket_local_port !== 'function') {
+        failures.push({ pkg, error: 'does not export the uWS API' });
+        continue;
+      }
+      // A binary can load yet fail at first use: make one app and drop it.
+      mod.App().close();
+      return { ok: true, pkg, mod: mod as UwsModule };
+    } catch (err) {
+      failures.push({ pkg, error: shortError(err) });
+    }
+  }
+  return { ok: false, failures };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+class UwsExchange implements Exchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  private done = false;
+  private aborted?: () => void;
+
+  constructor(private readonly res: HttpResponse, private readonly req: HttpRequest) {
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    // uWS requires an abort handler before an asynchronous answer.
+    res.onAborted(() => { this.done = true; this.aborted?.(); });
+  }
+
+  header(name: string) { return this.req.getHeader(name); }
+  headers() { const h: Record<string, string> = {}; this.req.forEach((k, v) => { h[k] = v; }); return h; }
+  onAborted(cb: () => void) { this.aborted = cb; }
+  onData(cb: (chunk: Buffer, last: boolean) => void) {
+    // uWS reuses the chunk's memory after the callback: hand out a copy.
+    this.res.onData((ab, isLast) => cb(ab.byteLength ? Buffer.from(ab.slice(0)) : EMPTY, isLast));
+  }
+  pause() { if (!this.done) this.res.pause(); }
+  resume() { if (!this.done) this.res.resume(); }
+
+  respond(a: Answer) {
+    if (this.done) return;
+    this.done = true;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(a.status));
+      res.writeHeader('x-request-id', a.requestId);
+      if (a.headers) for (const k in a.headers) res.writeHeader(k, a.headers[k]!);
+      // `close` is not passed on: uWS itself stops reading a body whose answer went out early.
+      if (a.body === undefined) { res.endWithoutBody(a.headLength ?? 0); return; }
+      res.writeHeader('content-type', a.contentType ?? 'application/octet-stream');
+      res.end(a.body);
+    });
+  }
+}
+
+const STATUS_LINE = new Map<number, string>();
+const statusLine = (s: number) => {
+  let l = STATUS_LINE.get(s);
+  if (!l) { l = `${s} ${STATUS_CODES[s] ?? 'Unknown'}`; STATUS_LINE.set(s, l); }
+  return l;
+};
+
+export function uwsFrontEnd(mod: UwsModule): FrontEnd {
+  const app = mod.App();
+  let listenSocket: us_listen_socket | null = null;
+  return {
+    name: 'uws',
+    listen(host, port, handle) {
+      app.any('/*', (res, req) => handle(new UwsExchange(res, req)));
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (sock) => {
+          if (!sock) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
+          listenSocket = sock;
+          resolve(mod.us_socket_local_port(sock));
+        });
+      });
+    },
+    stopListening() { if (listenSocket) { mod.us_listen_socket_close(listenSocket); listenSocket = null; } },
+    close() { app.close(); },
+  };
+}

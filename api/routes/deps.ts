@@ -5,6 +5,7 @@ import type { Logger } from '../../lib/log.js';
 import type { Auth } from '../auth/auth.js';
 import type { Secrets } from '../auth/secrets.js';
 import type { HttpServer, RouteSpec, Validate } from '../http/server.js';
+import type { FrontEndName } from '../http/front-end.js';
 import type { RouteDef } from '../../schemas/route.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 
@@ -20,6 +21,8 @@ export interface Deps {
   checks: Record<string, () => Promise<boolean>>;
   /** Receive times this process has not flushed to Postgres yet (ingest/activity.ts). */
   recent?: RecentActivity;
+  /** The HTTP front end serving (reported by /health/ready). */
+  frontEnd: FrontEndName;
   /** The ingestion pipeline, for replaying promoted (held) calls; absent -> promote is 503. */
   ingest?: { replay(calls: IngestCall[]): Promise<CallResult[]> };
 }

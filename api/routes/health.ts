@@ -18,7 +18,7 @@ export function healthRoutes(bind: Bind, d: Deps, openapi: string) {
     names.forEach((n, i) => { checks[n] = results[i]!; });
     const down = names.filter((n) => !checks[n]);
     if (down.length) throw httpError('dependency_unavailable', `unavailable: ${down.join(', ')}`);
-    return { data: { status: 'ok', checks } };
+    return { data: { status: 'ok', checks, frontEnd: d.frontEnd } };
   });
 
   bind('GET', '/openapi.json', () => ({ raw: openapi, contentType: 'application/json' }));
