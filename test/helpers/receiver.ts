@@ -17,7 +17,7 @@ export interface Hit {
 }
 
 /** What to answer to the n-th hit (0-based): a status with headers, or 'hang' (never answer). */
-export type Respond = (hit: Hit, n: number) => { status: number; headers?: Record<string, string> } | 'hang';
+export type Respond = (hit: Hit, n: number) => { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -61,8 +61,8 @@ export async function startReceiver(respond: Respond = () => ({ status: 200 }), 
       r.hits.push(hit);
       const a = r.respond(hit, r.hits.length - 1);
       if (a === 'hang') { hanging.add(res); return; }
-      res.writeHead(a.status, a.headers ?? {});
-      res.end('ok');
+      const answer = () => { res.writeHead(a.status, a.headers ?? {}); res.end('ok'); };
+      if (a.delayMs) setTimeout(answer, a.delayMs); else answer();
     });
   });
   await new Promise<void>((done) => server.listen(port, '127.0.0.1', () => done()));
