@@ -4,6 +4,7 @@
 // one (serve, worker) shares the outbox; claims and leases keep two from sending one delivery at
 // the same time, and a delivery left by a stopped process is taken again when its lease expires.
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { claim, complete, type Claimed, type Outcome } from './store.js';
@@ -63,6 +64,8 @@ export function outcomeOf(c: Claimed, token: string, a: Attempt, o: Pick<SenderO
 export function startWebhookSender(o: SenderOptions): WebhookSender {
   const agents = newAgents();
   const abort = new AbortController();
+  // Every request in flight listens on this one signal (close() cuts them all).
+  setMaxListeners(0, abort.signal);
   const inFlight = new Map<string, number>();
   const sends = new Set<Promise<void>>();
   const done: Outcome[] = [];
