@@ -218,6 +218,22 @@ t.test('a test send is delivered once, signed per Standard Webhooks', async (t) 
   t.same(rcv.hits[1]!.json.data, {}, 'payload defaults to {}');
 });
 
+t.test('a host name is resolved and the request connects to the checked address', async (t) => {
+  const org = await createOrg(s);
+  const rcv = await receiverFor(t);
+  const w = await hook(org, `http://localhost:${rcv.port}/named`);
+  rcv.secret = w.signingSecret;
+  const d = await settled(org, w.id, (await sendTest(org, w.id)).id);
+  t.match(d, { status: 'succeeded', attempts: 1, lastStatusCode: 200 }, d.lastError ?? '');
+  t.equal(rcv.hits.length, 1);
+  t.equal(rcv.hits[0]!.path, '/named');
+  t.equal(rcv.hits[0]!.verified, true);
+  const bad = await hook(org, 'http://no-such-host.invalid/');
+  const f = await settled(org, bad.id, (await sendTest(org, bad.id)).id);
+  t.match(f, { status: 'failed', attempts: 4, lastStatusCode: null });
+  t.match(f.lastError, /cannot resolve no-such-host\.invalid/, 'an unresolvable host is a failed attempt, retried');
+});
+
 t.test('retries back off exponentially with the same webhook-id, then succeed', async (t) => {
   const org = await createOrg(s);
   const rcv = await receiverFor(t, (_h, n) => ({ status: n < 3 ? 500 : 204 }));

@@ -57,11 +57,12 @@ export async function post(o: PostOptions): Promise<Attempt> {
   try { u = new URL(o.url); } catch { return { kind: 'refused', reason: 'the URL does not parse' }; }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return { kind: 'refused', reason: `${u.protocol} URLs are not allowed` };
   const host = bareHost(u.hostname);
+  let dnsTimer: NodeJS.Timeout | undefined;
   const deadline = new Promise<Attempt>((resolve) => {
-    const t = setTimeout(() => resolve({ kind: 'error', reason: `timed out after ${o.timeoutMs} ms` }), o.timeoutMs);
-    t.unref();
+    dnsTimer = setTimeout(() => resolve({ kind: 'error', reason: `timed out after ${o.timeoutMs} ms` }), o.timeoutMs);
   });
   const target = await Promise.race([resolveTarget(host, o.allowPrivate), deadline]);
+  clearTimeout(dnsTimer);
   if ('kind' in target) return target;
   if (!target.ok) return target.refused ? { kind: 'refused', reason: target.reason } : { kind: 'error', reason: target.reason };
   const remaining = o.timeoutMs - (Date.now() - started);
