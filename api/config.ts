@@ -1,6 +1,7 @@
 // Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
 import { resolve } from 'node:path';
 import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
+import type { SenderOptions } from '../pipeline/webhooks/mod.js';
 
 export interface Config {
   host: string;
@@ -16,6 +17,13 @@ export interface Config {
   bodyLimit: number;
   artifactLimit: number;
   webhookAllowPrivate: boolean;
+  webhookAttempts: number;
+  webhookBackoffMs: number;
+  webhookDisableAfter: number;
+  webhookTimeoutMs: number;
+  webhookConcurrency: number;
+  webhookConcurrencyPerWebhook: number;
+  webhookPollMs: number;
   smtpUrl?: string;
   jwtIssuer?: string;
   jwksUrl?: string;
@@ -44,7 +52,14 @@ export const OPTIONS: Opt[] = [
   { key: 'workers', flag: '--workers', env: 'HEADWATER_WORKERS', def: '2', kind: 'int', help: 'Piscina worker threads' },
   { key: 'bodyLimit', flag: '--body-limit', env: 'HEADWATER_BODY_LIMIT', def: String(1024 * 1024), kind: 'int', help: 'request body limit in bytes (413 payload_too_large)' },
   { key: 'artifactLimit', flag: '--artifact-limit', env: 'HEADWATER_ARTIFACT_LIMIT', def: String(32 * 1024 * 1024), kind: 'int', help: 'artifact upload limit in bytes (413 artifact_too_large)' },
-  { key: 'webhookAllowPrivate', flag: '--webhook-allow-private', env: 'HEADWATER_WEBHOOK_ALLOW_PRIVATE', def: 'false', kind: 'bool', help: 'let outbound webhooks reach loopback and private addresses' },
+  { key: 'webhookAllowPrivate', flag: '--webhook-allow-private', env: 'HEADWATER_WEBHOOK_ALLOW_PRIVATE', def: 'false', kind: 'bool', help: 'let outbound webhooks reach loopback, private, link-local and other non-public addresses (development and tests)' },
+  { key: 'webhookAttempts', flag: '--webhook-attempts', env: 'HEADWATER_WEBHOOK_ATTEMPTS', def: '5', kind: 'int', help: 'attempts per outbound webhook delivery, the first included (at least 1)' },
+  { key: 'webhookBackoffMs', flag: '--webhook-backoff-ms', env: 'HEADWATER_WEBHOOK_BACKOFF_MS', def: '30000', kind: 'int', help: 'wait before the second attempt, milliseconds; each later wait is 4 times longer (+-20 % jitter, at most a day); a 429/503 Retry-After is honoured' },
+  { key: 'webhookDisableAfter', flag: '--webhook-disable-after', env: 'HEADWATER_WEBHOOK_DISABLE_AFTER', def: '5', kind: 'int', help: 'consecutive failed deliveries after which a webhook disables itself (at least 1)' },
+  { key: 'webhookTimeoutMs', flag: '--webhook-timeout-ms', env: 'HEADWATER_WEBHOOK_TIMEOUT_MS', def: '15000', kind: 'int', help: 'deadline of one delivery attempt (resolve, connect, answer), milliseconds' },
+  { key: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'HEADWATER_WEBHOOK_CONCURRENCY', def: '64', kind: 'int', help: 'outbound webhook requests in flight per process' },
+  { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '4', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
+  { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
   { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail; local outbox when unset' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
@@ -97,10 +112,21 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`--operator-token / HEADWATER_OPERATOR_TOKEN is ${cfg.operatorToken.trim().length} characters; use at least ${MIN_OPERATOR_TOKEN} (e.g. openssl rand -hex 32), or unset it to have one generated`);
   }
   if (cfg.operatorToken !== undefined) cfg.operatorToken = cfg.operatorToken.trim();
+  for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookPollMs'] as const) {
+    if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
+  }
   return cfg;
 }
 
 export function configHelp(): string {
   const rows = OPTIONS.map((o) => `  ${o.flag.padEnd(26)} ${o.env.padEnd(34)} ${(o.def ?? '(unset)').padEnd(14)} ${o.help}`);
   return ['headwater serve [options]', '', `  ${'flag'.padEnd(26)} ${'environment'.padEnd(34)} ${'default'.padEnd(14)} meaning`, ...rows].join('\n');
+}
+
+/** The outbound webhook sender's settings (serve and worker run one each). */
+export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' | 'decrypt'> {
+  return {
+    attempts: c.webhookAttempts, backoffMs: c.webhookBackoffMs, disableAfter: c.webhookDisableAfter, timeoutMs: c.webhookTimeoutMs,
+    concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
+  };
 }

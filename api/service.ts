@@ -5,7 +5,7 @@ import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
-import type { Config } from './config.js';
+import { webhookSettings, type Config } from './config.js';
 import type { Logger } from '../lib/log.js';
 import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
@@ -21,6 +21,8 @@ import { profileRoutes } from './routes/profiles.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { settingsRoutes } from './routes/settings.js';
 import { segmentRoutes } from './routes/segments.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { clearOutbox, startSweeper, type JobDeps } from '../pipeline/segments/mod.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { receiverRoutes } from '../ingest/receiver.js';
@@ -122,6 +124,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => sweeper.close());
 
     const frontEnd = await openFrontEnd(config.frontEnd, log);
+    // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
+    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
+    closers.push(() => webhookSender.close());
+
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
       frontEnd: frontEnd.name,
@@ -144,6 +150,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
     ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
+    webhookRoutes(bind, deps, webhookSender);
 
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());

@@ -3,13 +3,15 @@
 // the serve process. Without CLICKHOUSE_URL it leaves landing events to the serve process (chDB).
 import { connect } from '@nats-io/transport-node';
 import type { Config } from '../api/config.js';
-import { ConfigError } from '../api/config.js';
+import { ConfigError, webhookSettings } from '../api/config.js';
 import type { Logger } from '../lib/log.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
+import { startWebhookSender } from '../pipeline/webhooks/mod.js';
+import { loadSecrets } from '../api/auth/secrets.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
@@ -25,9 +27,15 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
     threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log,
   });
+  // Outbound webhook deliveries: the secrets are read with the shared master key (set
+  // HEADWATER_SECRET_KEY on every process; a worker that cannot read a secret leaves it to others).
+  // A worker serves no operator routes: a placeholder token keeps loadSecrets from generating one.
+  const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken ?? 'unused-by-workers', secretKey: config.secretKey });
+  const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {
     async close() {
+      await sender.close();
       await engine.close();
       await streams.ingest.close();
       await streams.events.close();

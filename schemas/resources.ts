@@ -543,12 +543,15 @@ export const WebhookSchema = Type.Object(
 
 export const WebhookDeliverySchema = Type.Object(
   {
-    id: Id,
+    id: Type.String({ minLength: 1, description: 'Also the `webhook-id` header of every attempt and the payload `id`: the receiver\'s idempotency key, the same across retries.' }),
     webhookId: Id,
-    executionId: Nullable(Type.String()),
-    status: StringEnum(['pending', 'succeeded', 'failed', 'skipped_disabled'] as const),
-    attempts: Type.Integer({ minimum: 0 }),
-    lastStatusCode: Nullable(Type.Integer()),
+    executionId: Nullable(Type.String(), { description: 'The journey execution that sent it; null for test deliveries.' }),
+    status: StringEnum(['pending', 'succeeded', 'failed', 'skipped_disabled'] as const, {
+      description: '`pending`: waiting for its first or next attempt. `succeeded`: the receiver answered 2xx. `failed`: every attempt failed, or the private-network guard refused the target. `skipped_disabled`: the webhook was disabled when it was due; it is never sent.',
+    }),
+    attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far.' }),
+    lastStatusCode: Nullable(Type.Integer(), { description: 'HTTP status of the last attempt; null when none answered (network error, timeout, refusal).' }),
+    lastError: Nullable(Type.String(), { description: 'Why the last attempt failed (status, network error, timeout, or the private-network guard\'s refusal); null after a success or before any attempt.' }),
     createdAt: DateTime,
     updatedAt: DateTime,
   },

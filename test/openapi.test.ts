@@ -23,7 +23,7 @@ const CONTRACT: Array<[string, string]> = [
   ['head', '/v1/artifacts/{digest}'], ['put', '/v1/artifacts/{digest}'],
   ['post', '/v1/pushes'], ['get', '/v1/pushes'], ['get', '/v1/pushes/{id}'], ['get', '/v1/pushes/{id}/source'],
   ['post', '/v1/webhooks'], ['get', '/v1/webhooks'], ['get', '/v1/webhooks/{id}'], ['patch', '/v1/webhooks/{id}'],
-  ['delete', '/v1/webhooks/{id}'], ['get', '/v1/webhooks/{id}/deliveries'],
+  ['delete', '/v1/webhooks/{id}'], ['get', '/v1/webhooks/{id}/deliveries'], ['post', '/v1/webhooks/{id}/test'],
   ['post', '/v1/orgs'], ['post', '/v1/orgs/{orgId}/sessions'], ['patch', '/v1/orgs/{orgId}'],
   ['get', '/v1/users/me'], ['get', '/v1/settings'], ['patch', '/v1/settings'],
   ['get', '/v1/events'], ['get', '/v1/profiles/{id}'], ['get', '/v1/profiles'],
@@ -76,7 +76,7 @@ t.test('documented routes that are not implemented yet answer 404, never a place
   const org = await createOrg(s);
   const routes: Array<[string, string]> = [
     ['GET', '/v1/executions'], ['GET', '/v1/pushes'],
-    ['GET', '/v1/webhooks'], ['GET', '/v1/journeys'], ['GET', '/v1/emails'],
+    ['GET', '/v1/journeys'], ['GET', '/v1/emails'],
   ];
   for (const [m, p] of routes) {
     const r = await call(s.url, m, p, { token: org.sessions.admin, body: m === 'POST' ? { data: {} } : undefined });
