@@ -40,8 +40,8 @@ interface Claimed { id: string; org_id: string; kind: 'journey' | 'template'; ke
 
 export function startCompiler(o: CompilerOptions): Compiler {
   const threads = Math.max(1, o.threads ?? 1);
-  const leaseMs = o.leaseMs ?? 30_000;
-  const timeoutMs = o.timeoutMs ?? 10_000;
+  const leaseMs = o.leaseMs ?? 60_000;
+  const timeoutMs = o.timeoutMs ?? 30_000;
   const maxAttempts = o.maxAttempts ?? 3;
   const piscina = new Piscina({ filename: o.taskModule, minThreads: 0, maxThreads: threads, idleTimeout: 30_000 });
   let closed = false;
@@ -83,6 +83,13 @@ export function startCompiler(o: CompilerOptions): Compiler {
       out = await piscina.run(task, { signal: AbortSignal.timeout(timeoutMs) }) as CompileOutput;
     } catch (err) {
       const aborted = (err as Error)?.name === 'AbortError' || /abort/i.test(String((err as Error)?.message));
+      // A bundle that loops is stopped inside the sandbox; the thread outliving its deadline is
+      // rarer (an overloaded machine, a pathological allocation pattern): try again, then fail.
+      if (aborted && v.attempts < maxAttempts) {
+        await o.pool.query(`UPDATE versions SET lease_until = NULL WHERE id = $1 AND status = 'compiling'`, [v.id]);
+        again = true;
+        return;
+      }
       out = { ok: false, error: aborted ? `compile did not finish within ${timeoutMs} ms` : `compile failed: ${String((err as Error)?.message ?? err)}` };
     }
     const t = Date.now();
