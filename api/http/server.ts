@@ -79,6 +79,9 @@ export interface HttpServerOptions {
   bodyLimit: number;
   maxDepth: number;
   authenticate: Authenticate;
+  /** A directory of the service's own where streamed bodies spill what the socket delivers faster
+   * than the handler consumes (files are unlinked on creation). */
+  spillDir: string;
   /** Maps unexpected errors to an answer (e.g. store outages -> 503); default 500 internal. */
   mapError?: (err: unknown) => HttpError | undefined;
 }
@@ -241,7 +244,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const body = new BodyQueue({
         pause: () => { if (!state.aborted) res.pause(); },
         resume: () => { if (!state.aborted) res.resume(); },
-      });
+      }, opts.spillDir);
       req.stream = body;
       res.onAborted(() => { state.aborted = true; body.fail(new HttpError('malformed_request', 'the client closed the request')); });
       res.onData((ab, isLast) => {
