@@ -60,7 +60,11 @@ export interface RouteSpec {
   /** Take the body as raw bytes (no JSON parsing, no envelope checks). */
   rawBody?: boolean;
   /** Hand the body to the handler chunk by chunk (`req.stream`) instead of buffering it: the
-   * handler runs once the head is authenticated and validated, while the body still arrives. */
+   * handler runs once the head is authenticated and validated, while the body still arrives. What
+   * every front end owes such a route: chunks in order, memory bounded whatever the client sends
+   * (BodyQueue spills), `bodyLimit` counted while reading and answered with `bodyLimitCode` as soon
+   * as it is passed (the stream then throws, so the handler cleans up), and a client that goes away
+   * failing the stream. */
   streamBody?: boolean;
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
