@@ -19,7 +19,8 @@ export interface CompilerOptions {
   pollMs?: number;
   /** How long a claim holds a version; longer than `timeoutMs`. */
   leaseMs?: number;
-  /** Wall-clock bound of one compile, thread start included; the thread is terminated past it. */
+  /** Wall-clock bound of one compile, thread start included; the thread is terminated past it
+   * (default 10 s; a first compile takes 1.5-3.6 s on a loaded 2-core machine). */
   timeoutMs?: number;
   /** A version claimed this many times without finishing (its compiles kill the process) fails. */
   maxAttempts?: number;
@@ -41,7 +42,7 @@ interface Claimed { id: string; org_id: string; kind: 'journey' | 'template'; ke
 export function startCompiler(o: CompilerOptions): Compiler {
   const threads = Math.max(1, o.threads ?? 1);
   const leaseMs = o.leaseMs ?? 60_000;
-  const timeoutMs = o.timeoutMs ?? 30_000;
+  const timeoutMs = o.timeoutMs ?? 10_000;
   const maxAttempts = o.maxAttempts ?? 3;
   const piscina = new Piscina({ filename: o.taskModule, minThreads: 0, maxThreads: threads, idleTimeout: 30_000 });
   let closed = false;
@@ -83,9 +84,10 @@ export function startCompiler(o: CompilerOptions): Compiler {
       out = await piscina.run(task, { signal: AbortSignal.timeout(timeoutMs) }) as CompileOutput;
     } catch (err) {
       const aborted = (err as Error)?.name === 'AbortError' || /abort/i.test(String((err as Error)?.message));
-      // A bundle that loops is stopped inside the sandbox; the thread outliving its deadline is
-      // rarer (an overloaded machine, a pathological allocation pattern): try again, then fail.
-      if (aborted && v.attempts < maxAttempts) {
+      // A bundle that loops is stopped inside the sandbox. The thread outlives its deadline when
+      // QuickJS is stuck in one native operation (allocating towards its memory cap takes it 10-70 s)
+      // or on an overloaded machine: try once more, then fail.
+      if (aborted && v.attempts < 2) {
         await o.pool.query(`UPDATE versions SET lease_until = NULL WHERE id = $1 AND status = 'compiling'`, [v.id]);
         again = true;
         return;
