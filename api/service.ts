@@ -1,5 +1,7 @@
 // Wires one headwater process: stores, migrations, auth, HTTP routes. Everything long-lived is
 // created here, passed down, and closed by `close()`.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
@@ -32,9 +34,17 @@ import { Limits } from '../ingest/limits.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
+import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
+import { startPeriodic } from '../pipeline/periodic.js';
+import { artifactRoutes } from './routes/artifacts.js';
+import { pushRoutes } from './routes/pushes.js';
+import { journeyRoutes } from './routes/journeys.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
+// The Piscina task module that compiles pushed bundles (its own pool: compiles never take an
+// ingestion thread).
+const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
 
 export interface Service {
   port: number;
@@ -127,14 +137,24 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
     const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
     closers.push(() => webhookSender.close());
+    // Versions of pushes compile here; embedded, this process is the database's only user.
+    const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
+    closers.push(() => compiler.close());
+    // Staged uploads of a process that died mid-upload.
+    await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
+    const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');
+    closers.push(() => uploadSweep.close());
 
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
       frontEnd: frontEnd.name,
       ingest: { replay: (calls) => streams.ingest.submit(calls) },
     };
+    // Streamed request bodies (artifact uploads) spill here past 1 MiB held in memory.
+    const spillDir = join(config.dataDir, 'tmp');
+    mkdirSync(spillDir, { recursive: true, mode: 0o700 });
     const server = createHttpServer({
-      frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
+      frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError, spillDir,
       authenticate: (a, r) => auth.authenticate(a, r),
     });
     const validators = loadValidators() as Record<string, Validate>;
@@ -151,6 +171,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
     webhookRoutes(bind, deps, webhookSender);
+    artifactRoutes(bind, deps);
+    pushRoutes(bind, deps, compiler);
+    journeyRoutes(bind, deps);
 
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());

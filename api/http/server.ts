@@ -8,6 +8,7 @@ import { HttpError } from './errors.js';
 import { Router } from './router.js';
 import { isJsonContentType, parseQuery, scanJson, SCAN_DEEP, SCAN_SUSPECT } from './body.js';
 import { checkBody, checkParams } from './inputs.js';
+import { BodyQueue, type BodyStream } from './body-stream.js';
 
 export interface Validate {
   (data: unknown): boolean;
@@ -34,6 +35,8 @@ export interface Req {
   body: any;
   /** Raw body bytes for routes that take non-JSON bodies. */
   raw: Buffer | null;
+  /** The body as it arrives, for `streamBody` routes (the limit is enforced while it is read). */
+  stream: BodyStream | null;
   headers: Record<string, string>;
   principal: Principal;
   /** Items of the route's `items` array refused for unstorable strings: index -> message. */
@@ -59,6 +62,13 @@ export interface RouteSpec {
   admin?: boolean;
   /** Take the body as raw bytes (no JSON parsing, no envelope checks). */
   rawBody?: boolean;
+  /** Hand the body to the handler chunk by chunk (`req.stream`) instead of buffering it: the
+   * handler runs once the head is authenticated and validated, while the body still arrives. What
+   * every front end owes such a route: chunks in order, memory bounded whatever the client sends
+   * (BodyQueue spills), `bodyLimit` counted while reading and answered with `bodyLimitCode` as soon
+   * as it is passed (the stream then throws, so the handler cleans up), and a client that goes away
+   * failing the stream. */
+  streamBody?: boolean;
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
   bodyLimitCode?: 'payload_too_large' | 'artifact_too_large';
@@ -78,6 +88,9 @@ export interface HttpServerOptions {
   bodyLimit: number;
   maxDepth: number;
   authenticate: Authenticate;
+  /** A directory of the service's own where streamed bodies spill what the socket delivers faster
+   * than the handler consumes (files are unlinked on creation). */
+  spillDir: string;
   /** Maps unexpected errors to an answer (e.g. store outages -> 503); default 500 internal. */
   mapError?: (err: unknown) => HttpError | undefined;
 }
@@ -151,7 +164,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     req.principal = route.auth.includes('none') || route.auth.includes('signature')
       ? NO_PRINCIPAL
       : await opts.authenticate(authorization, route);
-    if (route.rawBody) req.raw = body;
+    if (route.streamBody) { /* req.stream is set by the front end */ }
+    else if (route.rawBody) req.raw = body;
     else if (BODY_METHODS.has(req.method)) {
       if (!body || body.length === 0) throw new HttpError('malformed_request', 'request body is required');
       if (!isJsonContentType(contentType)) throw new HttpError('malformed_request', 'content-type must be application/json');
@@ -169,7 +183,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     if (!route.auth.includes('signature')) checkParams(req.params, req.query);
     validate(route.validators?.params, req.params, 'path ');
     validate(route.validators?.query, req.query, 'query ');
-    if (!route.rawBody) validate(route.validators?.body, req.body, 'body ');
+    if (!route.rawBody && !route.streamBody) validate(route.validators?.body, req.body, 'body ');
     return route.handler(req);
   };
 
@@ -189,7 +203,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const contentLength = ex.header('content-length');
     const req: Req = {
       method, path, requestId, params: m.params, query: parseQuery(ex.query), body: undefined,
-      raw: null, headers: route.allHeaders ? ex.headers() : {}, principal: NO_PRINCIPAL,
+      raw: null, stream: null, headers: route.allHeaders ? ex.headers() : {}, principal: NO_PRINCIPAL,
     };
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
@@ -211,6 +225,29 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       // Answer at once: nothing past the limit is buffered.
       sendError(ex, requestId, tooLarge(), true);
       release();
+      return;
+    }
+    if (route.streamBody) {
+      // The handler reads while the body arrives; the limit is checked per chunk and answered at
+      // once (the handler's reader then fails and it cleans up what it stored).
+      let size = 0;
+      let over = false;
+      const body = new BodyQueue({ pause: () => ex.pause(), resume: () => ex.resume() }, opts.spillDir);
+      req.stream = body;
+      ex.onAborted(() => { body.fail(new HttpError('malformed_request', 'the client closed the request')); });
+      ex.onData((chunk, isLast) => {
+        if (over) return;
+        size += chunk.byteLength;
+        if (size > limit) {
+          over = true;
+          const e = tooLarge();
+          sendError(ex, requestId, e, true);
+          body.fail(e);
+          return;
+        }
+        body.push(chunk, isLast);
+      });
+      finish(run(route, req, authorization, contentType, null).finally(() => body.close()));
       return;
     }
     const chunks: Buffer[] = [];
