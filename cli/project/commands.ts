@@ -64,9 +64,9 @@ export async function runPush(argv: string[]): Promise<number> {
   if (a.positionals.length > 1) return error('push takes one project directory', 2);
   const appId = a.values.app;
   if (!appId) return error('push needs --app APP_ID (the app the journeys belong to)', 2);
-  const token = a.values.token ?? process.env.HEADWATER_TOKEN;
+  const token = a.values.token || process.env.HEADWATER_TOKEN;
   if (!token) return error('push needs a credential: pass --token or set HEADWATER_TOKEN (a session token or the pipeline key)', 2);
-  const url = a.values.url ?? process.env.HEADWATER_URL ?? DEFAULT_URL;
+  const url = a.values.url || process.env.HEADWATER_URL || DEFAULT_URL;
   const json = a.values.json === true;
   const progress = !json && process.stderr.isTTY ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
   try {

@@ -6,6 +6,8 @@ export const fail = (error: string): { ok: false; error: string } => ({ ok: fals
 
 /** The message of anything thrown, on one line. */
 export function oneLine(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  // Errors thrown inside a vm context are not `instanceof Error` here: read `message` directly.
+  const m = (err as { message?: unknown } | null)?.message;
+  const msg = typeof m === 'string' ? m : String(err);
   return msg.split('\n').map((l) => l.trim()).filter(Boolean).join(' ') || 'unknown error';
 }

@@ -5,6 +5,15 @@ export const SCAFFOLD: Record<string, string> = {
     purposes: [{ key: 'onboarding', label: 'Onboarding messages', default: 'denied' }],
   }, null, 2) + '\n',
 
+  // For editors and `npx tsc`: the SDK's types come from `headwater` when installed here; push needs none of it.
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: {
+      target: 'ES2020', lib: ['ES2020'], module: 'ESNext', moduleResolution: 'Bundler',
+      strict: true, noEmit: true, skipLibCheck: true, types: [],
+    },
+    include: ['journeys', 'templates'],
+  }, null, 2) + '\n',
+
   'journeys/welcome.ts': `import { journey } from 'headwater/sdk';
 
 // Runs for each profile that sends \`signed_up\` and consented to the \`onboarding\` purpose
@@ -62,7 +71,8 @@ HEADWATER_URL=http://127.0.0.1:8080 HEADWATER_TOKEN=... headwater push . --app A
 \`\`\`
 
 The tool bundles each file with its own copy of \`headwater/sdk\`: nothing needs installing here.
-For editor types, \`npm install --save-dev headwater\` in this folder. The \`crm\` webhook the
+For editor types and \`npx tsc\` (type checks; push does not type-check), \`npm install --save-dev headwater\`
+in this folder. The \`crm\` webhook the
 journey calls must exist in the org's webhook registry; a push turns nothing on: enable the
 journey with \`PATCH /v1/journeys/welcome\`.
 `,

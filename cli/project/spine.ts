@@ -61,7 +61,11 @@ function findHandler(program: N): N | undefined {
       for (const s of st.specifiers as N[]) if (s.exported.name === 'default' && s.local.type === 'Identifier') exported = { type: 'Identifier', name: s.local.name } as unknown as N;
     }
   }
-  const resolve = (n: N | undefined): N | undefined => (n?.type === 'Identifier' ? decls.get(n.name) : n);
+  // Follows `const a = b; export default a` chains (a few hops; no cycles).
+  const resolve = (n: N | undefined): N | undefined => {
+    for (let hops = 0; n?.type === 'Identifier' && hops < 8; hops++) n = decls.get(n.name);
+    return n;
+  };
   const call = resolve(exported);
   if (call?.type !== 'CallExpression') return undefined;
   const fn = resolve(call.arguments[1]);
