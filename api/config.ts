@@ -12,6 +12,7 @@ export interface Config {
   clickhouseUrl?: string;
   streamPrefix?: string;
   workers: number;
+  compileThreads: number;
   bodyLimit: number;
   artifactLimit: number;
   webhookAllowPrivate: boolean;
@@ -40,6 +41,7 @@ export const OPTIONS: Opt[] = [
   { key: 'clickhouseUrl', flag: '--clickhouse-url', env: 'CLICKHOUSE_URL', def: undefined, kind: 'string', help: 'ClickHouse HTTP URL; embedded chDB when unset' },
   { key: 'streamPrefix', flag: '--stream-prefix', env: 'HEADWATER_STREAM_PREFIX', def: undefined, kind: 'string', help: 'prefix of the JetStream stream, consumer and subject names, so several deployments can share one NATS server' },
   { key: 'workers', flag: '--workers', env: 'HEADWATER_WORKERS', def: '2', kind: 'int', help: 'Piscina worker threads' },
+  { key: 'compileThreads', flag: '--compile-threads', env: 'HEADWATER_COMPILE_THREADS', def: '1', kind: 'int', help: 'threads compiling pushed journey and template bundles (a pool of its own, started on demand)' },
   { key: 'bodyLimit', flag: '--body-limit', env: 'HEADWATER_BODY_LIMIT', def: String(1024 * 1024), kind: 'int', help: 'request body limit in bytes (413 payload_too_large)' },
   { key: 'artifactLimit', flag: '--artifact-limit', env: 'HEADWATER_ARTIFACT_LIMIT', def: String(32 * 1024 * 1024), kind: 'int', help: 'artifact upload limit in bytes (413 artifact_too_large)' },
   { key: 'webhookAllowPrivate', flag: '--webhook-allow-private', env: 'HEADWATER_WEBHOOK_ALLOW_PRIVATE', def: 'false', kind: 'bool', help: 'let outbound webhooks reach loopback and private addresses' },
@@ -86,6 +88,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   cfg.dataDir = resolve(cfg.dataDir);
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(cfg.logLevel)) throw new ConfigError(`bad log level ${cfg.logLevel}`);
   if (cfg.workers < 1) cfg.workers = 1;
+  if (cfg.compileThreads < 1) cfg.compileThreads = 1;
   return cfg;
 }
 

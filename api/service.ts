@@ -30,9 +30,17 @@ import { Limits } from '../ingest/limits.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
+import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
+import { startPeriodic } from '../pipeline/periodic.js';
+import { artifactRoutes } from './routes/artifacts.js';
+import { pushRoutes } from './routes/pushes.js';
+import { journeyRoutes } from './routes/journeys.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
+// The Piscina task module that compiles pushed bundles (its own pool: compiles never take an
+// ingestion thread).
+const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
 
 export interface Service {
   port: number;
@@ -121,6 +129,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
     closers.push(() => sweeper.close());
 
+    // Versions of pushes compile here; embedded, this process is the database's only user.
+    const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
+    closers.push(() => compiler.close());
+    // Staged uploads of a process that died mid-upload.
+    await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
+    const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');
+    closers.push(() => uploadSweep.close());
+
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks,
       ingest: { replay: (calls) => streams.ingest.submit(calls) },
@@ -142,6 +158,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
     ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
+    artifactRoutes(bind, deps);
+    pushRoutes(bind, deps, compiler);
+    journeyRoutes(bind, deps);
 
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());

@@ -7,6 +7,7 @@ import type { Logger } from '../../lib/log.js';
 import { HttpError } from './errors.js';
 import { Router } from './router.js';
 import { isJsonContentType, jsonDepthExceeds, parseQuery } from './body.js';
+import { BodyQueue, type BodyStream } from './body-stream.js';
 
 export interface Validate {
   (data: unknown): boolean;
@@ -33,6 +34,8 @@ export interface Req {
   body: any;
   /** Raw body bytes for routes that take non-JSON bodies. */
   raw: Buffer | null;
+  /** The body as it arrives, for `streamBody` routes (the limit is enforced while it is read). */
+  stream: BodyStream | null;
   headers: Record<string, string>;
   principal: Principal;
 }
@@ -56,6 +59,9 @@ export interface RouteSpec {
   admin?: boolean;
   /** Take the body as raw bytes (no JSON parsing, no envelope checks). */
   rawBody?: boolean;
+  /** Hand the body to the handler chunk by chunk (`req.stream`) instead of buffering it: the
+   * handler runs once the head is authenticated and validated, while the body still arrives. */
+  streamBody?: boolean;
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
   bodyLimitCode?: 'payload_too_large' | 'artifact_too_large';
@@ -168,7 +174,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     req.principal = route.auth.includes('none') || route.auth.includes('signature')
       ? NO_PRINCIPAL
       : await opts.authenticate(authorization, route);
-    if (route.rawBody) req.raw = body;
+    if (route.streamBody) { /* req.stream is set by the front end */ }
+    else if (route.rawBody) req.raw = body;
     else if (BODY_METHODS.has(req.method)) {
       if (!body || body.length === 0) throw new HttpError('malformed_request', 'request body is required');
       if (!isJsonContentType(contentType)) throw new HttpError('malformed_request', 'content-type must be application/json');
@@ -182,7 +189,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
     validate(route.validators?.params, req.params, 'path ');
     validate(route.validators?.query, req.query, 'query ');
-    if (!route.rawBody) validate(route.validators?.body, req.body, 'body ');
+    if (!route.rawBody && !route.streamBody) validate(route.validators?.body, req.body, 'body ');
     return route.handler(req);
   };
 
@@ -206,7 +213,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     if (route.allHeaders) { headers = {}; r.forEach((k, v) => { headers[k] = v; }); }
     const req: Req = {
       method, path, requestId, params: m.params, query: parseQuery(r.getQuery()), body: undefined,
-      raw: null, headers, principal: NO_PRINCIPAL,
+      raw: null, stream: null, headers, principal: NO_PRINCIPAL,
     };
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
@@ -225,6 +232,31 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       // Answer at once: nothing past the limit is buffered.
       sendError(res, state, requestId, method, tooLarge());
       release();
+      return;
+    }
+    if (route.streamBody) {
+      // The handler reads while the body arrives; the limit is checked per chunk and answered at
+      // once (the handler's reader then fails and it cleans up what it stored).
+      let size = 0;
+      const body = new BodyQueue({
+        pause: () => { if (!state.aborted) res.pause(); },
+        resume: () => { if (!state.aborted) res.resume(); },
+      });
+      req.stream = body;
+      res.onAborted(() => { state.aborted = true; body.fail(new HttpError('malformed_request', 'the client closed the request')); });
+      res.onData((ab, isLast) => {
+        if (state.aborted) return;
+        size += ab.byteLength;
+        if (size > limit) {
+          const e = tooLarge();
+          sendError(res, state, requestId, method, e);
+          body.fail(e);
+          return;
+        }
+        // uWS reuses the chunk's memory after this callback: copy it.
+        body.push(new Uint8Array(ab.slice(0)), isLast);
+      });
+      finish(run(route, req, authorization, contentType, null).finally(() => body.close()));
       return;
     }
     const chunks: Buffer[] = [];
