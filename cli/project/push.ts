@@ -64,6 +64,11 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   const client = createClient(o.url, o.token);
   const me = await client.me();
   if (!me.ok) return me;
+  // /v1/users/me answers every credential; pushes take only a session or the pipeline key.
+  if (me.value.scheme !== 'session' && me.value.scheme !== 'pipelineKey') {
+    const what = me.value.scheme === 'apiKey' ? 'an ingestion API key' : me.value.scheme === 'deployKey' ? 'a deploy key' : `a ${me.value.scheme} credential`;
+    return fail(`${what} cannot push: pass a session token or the org pipeline key with --token or HEADWATER_TOKEN`);
+  }
   const sent = await upload(client, [...artifacts.values()], say);
   if (!sent.ok) return sent;
   const push = await client.createPush({ manifest, appId: o.appId, orgId: me.value.orgId });
