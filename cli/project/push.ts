@@ -39,23 +39,24 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   if (!bundles.ok) return bundles;
   say(`bundled ${bundles.value.length} file${bundles.value.length === 1 ? '' : 's'} in ${Date.now() - t0} ms`);
 
+  // esbuild answers transforms concurrently: read every definition and outline at once.
+  const read = await Promise.all(bundles.value.map(async (b) => {
+    const [def, spine] = await Promise.all([readDefinition(b), b.kind === 'journey' ? spineOf(dir, b.file) : ok(undefined)]);
+    return { b, def, spine };
+  }));
   const built: Built[] = [];
   const artifacts = new Map<string, Artifact>();
-  for (const b of bundles.value) {
-    const def = await readDefinition(b);
+  for (const { b, def, spine } of read) {
     if (!def.ok) return def;
+    if (!spine.ok) return spine;
     const bytes = Buffer.from(b.code, 'utf8');
     const digest = sha256(bytes);
     artifacts.set(digest, { digest, kind: 'bundle', bytes });
-    let spine;
-    if (b.kind === 'journey') {
-      const s = await spineOf(dir, b.file);
-      if (!s.ok) return s;
-      spine = s.value;
-    }
-    built.push({ file: b.file, definition: def.value, bundleDigest: digest, spine });
+    built.push({ file: b.file, definition: def.value, bundleDigest: digest, spine: spine.value });
   }
+  say(`read ${built.length} definition${built.length === 1 ? '' : 's'}`);
   const source = await packSource(dir);
+  say(`packed ${source.files.length} source file${source.files.length === 1 ? '' : 's'} (${(source.bytes.length / 1024).toFixed(1)} KiB)`);
   artifacts.set(source.digest, { digest: source.digest, kind: 'source', bytes: source.bytes });
   const manifest = buildManifest({ sdk: sdkName(), sourceDigest: source.digest, purposes: project.value.purposes, built });
   const checked = checkManifest(manifest, built);
@@ -69,6 +70,7 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
     const what = me.value.scheme === 'apiKey' ? 'an ingestion API key' : me.value.scheme === 'deployKey' ? 'a deploy key' : `a ${me.value.scheme} credential`;
     return fail(`${what} cannot push: pass a session token or the org pipeline key with --token or HEADWATER_TOKEN`);
   }
+  say(`checking ${artifacts.size} artifacts at ${o.url}`);
   const sent = await upload(client, [...artifacts.values()], say);
   if (!sent.ok) return sent;
   const push = await client.createPush({ manifest, appId: o.appId, orgId: me.value.orgId });
