@@ -1,5 +1,7 @@
 // Wires one headwater process: stores, migrations, auth, HTTP routes. Everything long-lived is
 // created here, passed down, and closed by `close()`.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
@@ -141,8 +143,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks,
       ingest: { replay: (calls) => streams.ingest.submit(calls) },
     };
+    // Streamed request bodies (artifact uploads) spill here past 1 MiB held in memory.
+    const spillDir = join(config.dataDir, 'tmp');
+    mkdirSync(spillDir, { recursive: true, mode: 0o700 });
     const server = createHttpServer({
-      app: App(), log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError,
+      app: App(), log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError, spillDir,
       authenticate: (a, r) => auth.authenticate(a, r),
     });
     const validators = loadValidators() as Record<string, Validate>;

@@ -450,12 +450,12 @@ export const VersionSchema = Type.Object(
     appId: Id,
     pushId: Id,
     kind: StringEnum(['journey', 'template'] as const),
-    moduleDigest: Nullable(Type.String()),
+    moduleDigest: Nullable(Type.String(), { description: 'sha256 of the compiled module (the script the runtime loads); null until `ready`.' }),
     manifest: Type.Union([JourneyEntrySchema, TemplateEntrySchema], { description: 'The journey or template entry of the manifest.' }),
     status: StringEnum(['compiling', 'ready', 'failed'] as const),
     pushedAt: DateTime,
     compiledAt: Nullable(DateTime),
-    error: Nullable(Type.String()),
+    error: Nullable(Type.String(), { description: 'Why the compile failed (`failed` only).' }),
   },
   { title: 'Version' },
 );
@@ -498,7 +498,7 @@ export const JourneySchema = Type.Object(
     purpose: Type.String(),
     versionId: Nullable(Type.String(), { description: 'Latest `ready` version; null while none is ready.' }),
     pushId: Nullable(Type.String(), { description: 'Push of the latest `ready` version; null while none is ready.' }),
-    updatedAt: DateTime,
+    updatedAt: Type.String({ format: 'date-time', description: 'Moves when the journey is enabled or disabled, when a push files a version of its key, and when a version of it becomes ready.' }),
   },
   { title: 'Journey' },
 );

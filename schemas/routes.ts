@@ -508,7 +508,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'artifactsHead', method: 'HEAD', path: '/v1/artifacts/{digest}', tag: 'artifacts', auth: ['session', 'deployKey', 'pipelineKey'],
     summary: 'Does the org have this artifact?',
-    description: 'No body in any answer.',
+    description: 'Answered from the stored size, without reading the bytes. No body in any answer. Accepts a session (any role), the org deploy key or the org pipeline key.',
     params: Digest,
     autoErrors: false,
     ok: {
@@ -521,7 +521,11 @@ export const routes: RouteDef[] = [
   route({
     id: 'artifactsPut', method: 'PUT', path: '/v1/artifacts/{digest}', tag: 'artifacts', auth: ['session', 'deployKey', 'pipelineKey'],
     summary: 'Upload an artifact',
-    description: 'The body is the raw bytes; they must hash (sha256) to the digest. Artifacts are immutable and deduplicated within an org. The artifact size limit (default 32 MiB, `HEADWATER_ARTIFACT_LIMIT`) replaces the global body limit.',
+    description:
+      'The body is the raw bytes (any content type; `content-length` or chunked framing); they must hash (sha256) to the digest, which is checked on every upload, also when the org already has the artifact. ' +
+      'The body is streamed to storage as it arrives and never held whole; the artifact size limit (default 32 MiB, `HEADWATER_ARTIFACT_LIMIT`) replaces the global body limit and is answered (413) as soon as it is passed. ' +
+      'Artifacts are immutable and deduplicated within an org: a digest is stored once (concurrent uploads of one digest included) and keeps the `kind` of its first upload; another org\'s artifacts are invisible. ' +
+      'Accepts a session (any role), the org deploy key or the org pipeline key.',
     params: Digest,
     query: Type.Object({ kind: StringEnum(['bundle', 'source'] as const) }),
     rawBody: 'application/octet-stream',
@@ -543,7 +547,11 @@ export const routes: RouteDef[] = [
     description:
       'Stores the project\'s manifest and files a new version of every journey and template whose `bundle` differs from the latest version of that key (keys are unique per org and kind); ' +
       'an unchanged key gets none. Returns once stored; versions then compile asynchronously, each on its own. A push turns nothing on: enabling is `PATCH /v1/journeys/{key}`. ' +
-      '`bundle` and `source` digests must name stored artifacts and `appId` must be an app of the org, else 422 `validation_failed` naming them.',
+      '`bundle` and `source` digests must name stored artifacts of the org, `appId` an active app of the org, `orgId` the org of the credential, and keys must be unique per kind within the manifest, ' +
+      'else 422 `validation_failed` naming each offending field (JSON pointer). A push whose bundles are all unchanged is still recorded, with no versions (`totalEntries` 0). ' +
+      'Accepts a session (any role) or the org pipeline key; `createdBy` is the session\'s user id or `pipelineKey`. ' +
+      'Compilation: each version\'s bundle (an ES module, self-contained, default-exporting the definition) is loaded once in a sandbox (memory cap, 2 s load deadline); ' +
+      'it becomes `ready` with a `moduleDigest` when its default export is a definition of the entry\'s kind and key, else `failed` with `error` saying why. One failing version costs only its own key.',
     body: Body(Type.Object({
       manifest: ManifestInputSchema,
       appId: Type.String({ maxLength: 200 }),
@@ -554,6 +562,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'pushesList', method: 'GET', path: '/v1/pushes', tag: 'pushes', auth: ['session'],
     summary: 'List pushes, newest first',
+    description: 'Each push with its versions. `appId` keeps the pushes of that app.',
     query: Type.Object({ ...PageQueryProps, appId: Type.Optional(Type.String({ maxLength: 200 })) }),
     ok: { 200: json('A page of pushes, newest first.', List(PushSchema)) },
   }),
@@ -566,6 +575,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'pushesSource', method: 'GET', path: '/v1/pushes/{id}/source', tag: 'pushes', auth: ['session'],
     summary: 'Download a push\'s source archive',
+    description: 'The stored source artifact, byte for byte, as `application/gzip` (`x-content-digest: sha256=<digest>`).',
     params: Params('id'),
     ok: {
       200: {
@@ -708,6 +718,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'journeysList', method: 'GET', path: '/v1/journeys', tag: 'journeys', auth: ['session', 'deployKey'],
     summary: 'List journeys',
+    description: 'In key order. A journey exists once a push filed a version of its key, and stays listed when later manifests no longer name it. `appId`, `trigger` and `purpose` come from its latest `ready` version (the one new executions take), or from its latest version while none is ready.',
     query: PageQuery,
     ok: { 200: json('A page of journeys.', List(JourneySchema)) },
   }),
@@ -720,7 +731,7 @@ export const routes: RouteDef[] = [
   route({
     id: 'journeysUpdate', method: 'PATCH', path: '/v1/journeys/{key}', tag: 'journeys', auth: ['session', 'deployKey'], admin: true,
     summary: 'Enable or disable a journey',
-    description: 'Session with `org:admin`, or a deploy key (which acts as org:admin on the release lifecycle). New executions take the newest ready version; running ones keep theirs.',
+    description: 'Session with `org:admin`, or a deploy key (which acts as org:admin on the release lifecycle). Only this route turns a journey on or off (a push never does). Enabling needs a `ready` version; disabling is always allowed. New executions take the newest ready version; running ones keep theirs.',
     params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
     body: Body(Type.Object({ enabled: Type.Boolean() })),
     ok: { 200: json('The Journey.', Data(JourneySchema)) },

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startServer, call, createOrg, expectError } from './helpers/server.js';
+import { startServer, call, createOrg, expectError, poll, rawRequest } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -123,6 +123,28 @@ t.test('concurrent uploads of one digest store it once', async (t) => {
       t.equal(blobs.rows[0].n, 0, 'no staged chunks left behind');
       const chunks = await db.query('SELECT sum(length(bytes))::int AS n FROM artifact_chunks WHERE blob_id = $1', [rows.rows[0].blob_id]);
       t.equal(chunks.rows[0].n, bytes.length, 'the bytes once');
+    } finally { await db.end(); }
+  }
+});
+
+t.test('a client that vanishes mid-upload leaves nothing behind', async (t) => {
+  const digest = sha(randomBytes(8));
+  const r = await rawRequest(s.url, `/v1/artifacts/${digest}?kind=bundle`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${admin}`, 'content-length': String(2 * 1024 * 1024) },
+    chunks: [randomBytes(700 * 1024)],
+    destroyAfterMs: 300,
+  });
+  t.equal(r.status, 0, 'no answer to a vanished client');
+  t.equal((await head(digest)).status, 404, 'nothing published');
+  t.equal((await call(s.url, 'GET', '/health/live')).status, 200, 'the server is fine');
+  if (process.env.DATABASE_URL) {
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const left = await poll(async () => (await db.query('SELECT count(*)::int AS n FROM artifact_uploads WHERE org_id = $1', [org.org.id])).rows[0].n,
+        (n) => n === 0, 10_000);
+      t.equal(left, 0, 'the staged chunks were removed');
     } finally { await db.end(); }
   }
 });

@@ -3,6 +3,7 @@
 // credentials (the pipeline key creates but cannot read), listing and the source download.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { startServer, call, createOrg, createAppFixture, expectError, poll } from './helpers/server.js';
 import {
   bundle, journeyEntry, journeySource, manifest, push, tarball, templateEntry, templateSource, upload,
@@ -244,4 +245,23 @@ t.test('listing: newest first, the appId filter, cursor pages', async (t) => {
   t.equal(p2.body.meta.nextCursor, null);
   expectError(t, await call(s.url, 'GET', '/v1/pushes?cursor=bogus', { token: f.admin }), 422, 'validation_failed', 'forged cursor', 'cursor');
   expectError(t, await call(s.url, 'GET', `/v1/pushes?appId=${'x'.repeat(201)}`, { token: f.admin }), 422, 'validation_failed', 'appId over 200', 'appId');
+});
+
+t.test('a version a crashed process left compiling is compiled again once its lease ends', { skip: !process.env.DATABASE_URL && 'needs DATABASE_URL' }, async (t) => {
+  const jb = await upload(s, admin, await bundle(journeySource('recovered')));
+  const r = await push(s, admin, orgId, appId, manifest({ journeys: [journeyEntry('recovered', jb)], source: srcDigest }));
+  const done = await compiled(r.body.data.id);
+  const v = done.body.data.versions[0];
+  t.equal(v.status, 'ready');
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  try {
+    // What a process that claimed the version and died leaves: compiling, an expired lease.
+    await db.query(`UPDATE versions SET status = 'compiling', module_code = NULL, module_digest = NULL, compiled_at = NULL,
+      lease_until = now() - interval '1 second', attempts = 1 WHERE id = $1`, [v.id]);
+  } finally { await db.end(); }
+  t.equal((await getPush(r.body.data.id)).body.data.compiledEntries, 0, 'left compiling');
+  const again = await compiled(r.body.data.id);
+  t.equal(again.body.data.versions[0].status, 'ready', 'compiled again');
+  t.equal(again.body.data.versions[0].moduleDigest, v.moduleDigest, 'to the same module');
 });

@@ -60,7 +60,11 @@ export interface RouteSpec {
   /** Take the body as raw bytes (no JSON parsing, no envelope checks). */
   rawBody?: boolean;
   /** Hand the body to the handler chunk by chunk (`req.stream`) instead of buffering it: the
-   * handler runs once the head is authenticated and validated, while the body still arrives. */
+   * handler runs once the head is authenticated and validated, while the body still arrives. What
+   * every front end owes such a route: chunks in order, memory bounded whatever the client sends
+   * (BodyQueue spills), `bodyLimit` counted while reading and answered with `bodyLimitCode` as soon
+   * as it is passed (the stream then throws, so the handler cleans up), and a client that goes away
+   * failing the stream. */
   streamBody?: boolean;
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
@@ -79,6 +83,9 @@ export interface HttpServerOptions {
   bodyLimit: number;
   maxDepth: number;
   authenticate: Authenticate;
+  /** A directory of the service's own where streamed bodies spill what the socket delivers faster
+   * than the handler consumes (files are unlinked on creation). */
+  spillDir: string;
   /** Maps unexpected errors to an answer (e.g. store outages -> 503); default 500 internal. */
   mapError?: (err: unknown) => HttpError | undefined;
 }
@@ -241,7 +248,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const body = new BodyQueue({
         pause: () => { if (!state.aborted) res.pause(); },
         resume: () => { if (!state.aborted) res.resume(); },
-      });
+      }, opts.spillDir);
       req.stream = body;
       res.onAborted(() => { state.aborted = true; body.fail(new HttpError('malformed_request', 'the client closed the request')); });
       res.onData((ab, isLast) => {
