@@ -1,4 +1,4 @@
-// The `headwater` command: serve, org create.
+// The `headwater` command: serve, worker, org create, and the project tool (init, push).
 import { readFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig, configHelp, ConfigError } from '../api/config.js';
@@ -13,8 +13,23 @@ commands:
              [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
              [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
              [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
+  init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
+  push [DIR] --app APP_ID    build a journey project and push it to an app
+             [--url URL] [--token T] [--json]
+
+every command takes --help.
 
 run "headwater serve --help" for the service's settings.`;
+
+const ORG_CREATE_HELP = `usage: headwater org create --name NAME [--url URL] [--token T] [--data-dir D]
+
+Creates an organization (operator route POST /v1/orgs) and prints its credentials as JSON:
+apiKey, deployKey, pipelineKey and two session tokens, shown only this once.
+
+  --name NAME     organization name, 1 to 100 characters (required)
+  --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
+  --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
+  --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)`;
 
 async function serve(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(configHelp() + '\n'); return; }
@@ -65,6 +80,7 @@ function flag(argv: string[], name: string): string | undefined {
 }
 
 async function orgCreate(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(ORG_CREATE_HELP + '\n'); return; }
   const name = flag(argv, '--name');
   if (!name) throw new ConfigError('org create needs --name NAME');
   const url = (flag(argv, '--url') ?? process.env.HEADWATER_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
@@ -89,6 +105,11 @@ async function main(argv: string[]) {
   if (cmd === 'serve') return serve(argv.slice(1));
   if (cmd === 'worker') return worker(argv.slice(1));
   if (cmd === 'org' && sub === 'create') return orgCreate(rest);
+  if (cmd === 'init' || cmd === 'push') {
+    const project = await import('./project/index.js');
+    process.exitCode = await (cmd === 'init' ? project.runInit : project.runPush)(argv.slice(1));
+    return;
+  }
   if (!cmd || cmd === 'help' || cmd === '--help' || cmd === '-h') { process.stdout.write(USAGE + '\n'); return; }
   process.stderr.write(`headwater: unknown command "${argv.join(' ')}"\n\n${USAGE}\n`);
   process.exitCode = 2;

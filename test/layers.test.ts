@@ -10,12 +10,14 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // folder -> the folders it may import besides itself
 const ALLOWED: Record<string, string[]> = {
   lib: [],
+  // The journey SDK is bundled into user code that runs in a sandbox: it may import nothing.
+  sdk: [],
   schemas: ['lib'],
   pipeline: ['schemas', 'lib'],
   workers: ['pipeline', 'schemas', 'lib'],
   ingest: ['api', 'pipeline', 'schemas', 'lib'],
   api: ['ingest', 'workers', 'pipeline', 'schemas', 'lib'],
-  cli: ['api', 'ingest', 'workers', 'pipeline', 'schemas', 'lib'],
+  cli: ['api', 'ingest', 'workers', 'pipeline', 'schemas', 'lib', 'sdk'],
 };
 
 function sources(dir: string): string[] {

@@ -1,0 +1,79 @@
+// The files `headwater init` writes: a project that `headwater push` accepts unmodified.
+
+export const SCAFFOLD: Record<string, string> = {
+  'headwater.json': JSON.stringify({
+    purposes: [{ key: 'onboarding', label: 'Onboarding messages', default: 'denied' }],
+  }, null, 2) + '\n',
+
+  // For editors and `npx tsc`: the SDK's types come from `headwater` when installed here; push needs none of it.
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: {
+      target: 'ES2020', lib: ['ES2020'], module: 'ESNext', moduleResolution: 'Bundler',
+      strict: true, noEmit: true, skipLibCheck: true, types: [],
+    },
+    include: ['journeys', 'templates'],
+  }, null, 2) + '\n',
+
+  'journeys/welcome.ts': `import { journey } from 'headwater/sdk';
+
+// Runs for each profile that sends \`signed_up\` and consented to the \`onboarding\` purpose
+// (profile.consent.onboarding = true, e.g. identify with traits: { consent: { onboarding: true } }).
+export default journey({
+  key: 'welcome',
+  trigger: { event: 'signed_up' },
+  purpose: 'onboarding',
+  enrollment: { cooldown: '1d' },
+  description: 'Greets a new sign-up, nudges them once if they have not activated within a day.',
+}, async (ctx) => {
+  const me = await ctx.profile.get();
+  await ctx.email.send('welcome-email', { name: String(me.traits.name ?? 'there') });
+  await ctx.traits.set('onboarding_stage', 'welcomed');
+
+  const activated = await ctx.waitForEvent('activated', { timeout: '1d' });
+  if (activated) {
+    await ctx.events.track('onboarding_completed', { via: 'welcome' });
+    ctx.log.info('activated within a day');
+  } else {
+    await ctx.sleep('1h');
+    await ctx.webhook.send('crm', { profileId: me.id, stage: 'not_activated' });
+  }
+  await ctx.traits.unset('onboarding_stage');
+});
+`,
+
+  'templates/welcome-email.ts': `import { template } from 'headwater/sdk';
+
+interface Props { name: string }
+
+export default template<Props>({
+  key: 'welcome-email',
+  sendClass: 'transactional',
+  verifyLink: false,
+  propsSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+}, (props) => ({
+  subject: \`Welcome, \${props.name}!\`,
+  html: \`<p>Welcome aboard, \${props.name}.</p>\`,
+  text: \`Welcome aboard, \${props.name}.\`,
+}));
+`,
+
+  'README.md': `# A headwater journey project
+
+- \`headwater.json\`: the consent purposes journeys run under (a journey runs for a profile only
+  when \`profile.consent[purpose]\` is true).
+- \`journeys/*.ts\`: one journey per file, \`export default journey(options, async (ctx) => { ... })\`.
+- \`templates/*.ts\`: one e-mail template per file, \`export default template(options, (props) => ({ subject, html, text }))\`.
+
+Push it to an app (a session token or the org's pipeline key):
+
+\`\`\`sh
+HEADWATER_URL=http://127.0.0.1:8080 HEADWATER_TOKEN=... headwater push . --app APP_ID
+\`\`\`
+
+The tool bundles each file with its own copy of \`headwater/sdk\`: nothing needs installing here.
+For editor types and \`npx tsc\` (type checks; push does not type-check), \`npm install --save-dev headwater\`
+in this folder. The \`crm\` webhook the
+journey calls must exist in the org's webhook registry; a push turns nothing on: enable the
+journey with \`PATCH /v1/journeys/welcome\`.
+`,
+};

@@ -1,0 +1,30 @@
+// headwater/sdk: define journeys and e-mail templates in a project. The project tool bundles this
+// module into each journey or template file and the service runs the bundle in a sandbox, so it
+// depends on nothing (no Node APIs, no packages).
+import type {
+  JourneyDefinition, JourneyHandler, JourneyOptions, TemplateDefinition, TemplateOptions, TemplateRender,
+} from './types.js';
+
+export type {
+  Duration, Environment, Event, Identifier, JourneyContext, JourneyDefinition, JourneyHandler, JourneyLog,
+  JourneyOptions, Profile, RenderedEmail, TemplateDefinition, TemplateOptions, TemplateRender, Trigger, WaitOptions,
+} from './types.js';
+
+function needKey(what: string, options: { key?: unknown } | undefined): string {
+  if (!options || typeof options.key !== 'string' || options.key.length === 0) throw new TypeError(`${what}(): options.key must be a non-empty string`);
+  return options.key;
+}
+
+/** A journey: `handler` runs once per trigger for each profile that consented to `purpose`. */
+export function journey(options: JourneyOptions, handler: JourneyHandler): JourneyDefinition {
+  const key = needKey('journey', options);
+  if (typeof handler !== 'function') throw new TypeError(`journey("${key}"): the handler must be a function`);
+  return { kind: 'journey', key, options, handler };
+}
+
+/** An e-mail template: `render` turns the props of `ctx.email.send` into subject, html and text. */
+export function template<P = Record<string, unknown>>(options: TemplateOptions, render: TemplateRender<P>): TemplateDefinition<P> {
+  const key = needKey('template', options);
+  if (typeof render !== 'function') throw new TypeError(`template("${key}"): render must be a function`);
+  return { kind: 'template', key, options, render };
+}

@@ -1,0 +1,145 @@
+// Types of the journey SDK: the records a journey reads (Profile, Event), the options of
+// `journey()` and `template()` (the fields of a manifest's journey and template entries), and the
+// `ctx` a journey handler receives. Pure types: nothing here exists at run time.
+
+/** '500ms', '2s', '5m', '1h', '3d', or an integer of milliseconds. */
+export type Duration = number | `${number}ms` | `${number}s` | `${number}m` | `${number}h` | `${number}d`;
+
+export type Environment = 'development' | 'production';
+
+export interface Identifier {
+  kind: 'anonymousId' | 'userId' | 'idpId' | 'email';
+  value: string;
+  createdAt: string;
+}
+
+/** A customer profile as stored (what `ctx.profile.get()` answers). */
+export interface Profile {
+  id: string;
+  orgId: string;
+  environment: Environment;
+  appId: string;
+  sourceId: string;
+  traits: Record<string, unknown>;
+  /** Purpose name to consent; a journey runs only for profiles that consented to its purpose. */
+  consent: Record<string, boolean>;
+  mergedInto: string | null;
+  createdAt: string;
+  updatedAt: string;
+  identifiers: Identifier[];
+  anonymous: boolean;
+}
+
+/** A behavioural event (the trigger `ctx.event`, and what `ctx.waitForEvent` answers). */
+export interface Event {
+  id: string;
+  orgId: string;
+  appId: string;
+  sourceId: string;
+  profileId: string;
+  environment: Environment;
+  event: string;
+  properties: Record<string, unknown>;
+  timestamp: string;
+  receivedAt: string;
+  messageId: string | null;
+}
+
+/** What starts a run: each such event of a profile, or a segment transition of the profile. */
+export type Trigger =
+  | { event: string }
+  | { segment: string; on: 'entered' | 'exited' };
+
+export interface JourneyOptions {
+  /** Unique per org among journeys; 1 to 64 characters. */
+  key: string;
+  trigger: Trigger;
+  /** The consent purpose (a key of headwater.json's `purposes`); up to 50 characters. */
+  purpose: string;
+  /** Up to 20 tags. */
+  tags?: string[];
+  /** `cooldown` bounds how soon the same profile may enter again. */
+  enrollment?: { cooldown?: Duration };
+  /** Up to 500 characters. */
+  description?: string;
+  /** Sender identity for the journey's e-mails; up to 200 characters. */
+  from?: string;
+}
+
+export interface TemplateOptions {
+  /** Unique per org among templates; 1 to 64 characters; the name `ctx.email.send` uses. */
+  key: string;
+  sendClass: 'marketing' | 'transactional';
+  verifyLink: boolean;
+  unsubscribeLink?: boolean;
+  /** JSON Schema the props of `ctx.email.send` are validated against. */
+  propsSchema?: Record<string, unknown>;
+  /** Up to 20 tags. */
+  tags?: string[];
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text?: string;
+}
+
+export interface WaitOptions {
+  /** How long to wait before answering null. */
+  timeout: Duration;
+}
+
+export interface JourneyLog {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * What a journey handler works with. Every call is recorded in the execution's journal and replayed
+ * from it when the run resumes, so the handler must make the same calls in the same order each time
+ * (no `Date.now()` or `Math.random()` deciding which calls happen).
+ */
+export interface JourneyContext {
+  /** The event that started this run. */
+  readonly event: Event;
+  profile: { get(): Promise<Profile> };
+  profiles: { get(id: string): Promise<Profile | null> };
+  sleep(duration: Duration): Promise<void>;
+  /** Waits for one of the named events written after the wait began; null on timeout. */
+  waitForEvent(name: string | string[], options: WaitOptions): Promise<Event | null>;
+  traits: {
+    set(key: string, value: unknown): Promise<void>;
+    unset(key: string): Promise<void>;
+  };
+  events: { track(event: string, properties?: Record<string, unknown>): Promise<void> };
+  /** Renders the template of that key with `props` and sends it to the profile. */
+  email: { send(template: string, props?: Record<string, unknown>): Promise<void> };
+  /** Delivers `payload` to the webhook registered under `destination` (a name, never a URL). */
+  webhook: { send(destination: string, payload?: Record<string, unknown>): Promise<void> };
+  /** Ends this run and starts over as a fresh one, with `event` as its trigger when given. */
+  restart(event?: Partial<Event> | Record<string, unknown>): Promise<never>;
+  /** Kept in the execution's logs. */
+  log: JourneyLog;
+}
+
+export type JourneyHandler = (ctx: JourneyContext) => Promise<void> | void;
+
+export type TemplateRender<P> = (props: P) => RenderedEmail;
+
+/** The value `journey()` returns; a journey file default-exports it. */
+export interface JourneyDefinition {
+  kind: 'journey';
+  key: string;
+  options: JourneyOptions;
+  handler: JourneyHandler;
+}
+
+/** The value `template()` returns; a template file default-exports it. */
+export interface TemplateDefinition<P = Record<string, unknown>> {
+  kind: 'template';
+  key: string;
+  options: TemplateOptions;
+  render: TemplateRender<P>;
+}
