@@ -160,7 +160,16 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     const batch = done.splice(0);
     try {
       const disabled = await complete(o.pool, batch, o.disableAfter);
-      for (const id of disabled) o.log.warn('webhook disabled after consecutive failed deliveries', { webhookId: id, failures: o.disableAfter });
+      if (disabled.length) {
+        for (const id of disabled) o.log.warn('webhook disabled after consecutive failed deliveries', { webhookId: id, failures: o.disableAfter });
+        // Claimed ahead for a webhook just disabled: given back, so the next claim records them skipped.
+        const off = new Set(disabled);
+        let kept = 0;
+        for (const r of ready) {
+          if (off.has(r.c.webhookId)) { bump(held, r.c.webhookId, -1); done.push({ id: r.c.id, token: r.token, kind: 'release' }); } else ready[kept++] = r;
+        }
+        ready.length = kept;
+      }
     } catch (err) {
       done.unshift(...batch);
       throw err;
@@ -182,7 +191,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       const exclude: string[] = [];
       for (const [w, n] of held) if (n >= 2 * o.perWebhook) exclude.push(w);
       for (const [w, until] of unreadable) { if (until > now) exclude.push(w); else unreadable.delete(w); }
-      claimed = claim(o.pool, { limit, inFlight: held, perWebhook: 2 * o.perWebhook, exclude, leaseMs, token });
+      claimed = claim(o.pool, { limit, held, perWebhook: 2 * o.perWebhook, exclude, leaseMs, token });
     }
     const [f, c] = await Promise.allSettled([flushing, claimed]);
     let more = false;
