@@ -60,7 +60,7 @@ export const OPTIONS: Opt[] = [
   { key: 'webhookDisableAfter', flag: '--webhook-disable-after', env: 'HEADWATER_WEBHOOK_DISABLE_AFTER', def: '5', kind: 'int', help: 'consecutive failed deliveries after which a webhook disables itself (at least 1)' },
   { key: 'webhookTimeoutMs', flag: '--webhook-timeout-ms', env: 'HEADWATER_WEBHOOK_TIMEOUT_MS', def: '15000', kind: 'int', help: 'deadline of one delivery attempt (resolve, connect, answer), milliseconds' },
   { key: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'HEADWATER_WEBHOOK_CONCURRENCY', def: '64', kind: 'int', help: 'outbound webhook requests in flight per process' },
-  { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '4', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
+  { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '8', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
   { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
   { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail; local outbox when unset' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },

@@ -65,7 +65,7 @@ async function main() {
     return body.data;
   };
 
-  const run = async (label: string, dead: boolean) => {
+  const run = async (label: string, dead: boolean, n = N) => {
     const org = await http('POST', '/v1/orgs', operatorToken, { name: `bench-${label}` });
     const admin = org.sessions.admin;
     const fast: string[] = [];
@@ -81,18 +81,18 @@ async function main() {
        FROM generate_series(1, $4::int) AS g`, [org.org.id, hooks, due.toISOString(), n, p + tag]);
     // The dead webhook's deliveries are due a moment earlier: they are claimed first.
     if (slow) await insert([slow], D, new Date(t0.getTime() - 100), 'd');
-    await insert(fast, N, t0, 'f');
+    await insert(fast, n, t0, 'f');
     while (Date.now() < t0.getTime()) await new Promise((r) => setTimeout(r, 5));
     const cpu0 = process.cpuUsage();
     for (;;) {
       const r = await pool.query(`SELECT count(*) FILTER (WHERE status <> 'pending') AS done, max(updated_at) AS last FROM webhook_deliveries WHERE webhook_id = ANY($1)`, [fast]);
-      if (Number(r.rows[0].done) >= N) {
+      if (Number(r.rows[0].done) >= n) {
         const seconds = (new Date(r.rows[0].last).getTime() - t0.getTime()) / 1000;
         const cpu = process.cpuUsage(cpu0);
-        const cpuMsPerDelivery = (cpu.user + cpu.system) / 1000 / N;
+        const cpuMsPerDelivery = (cpu.user + cpu.system) / 1000 / n;
         const ok = await pool.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ANY($1) AND status = 'succeeded'`, [fast]);
         const deadState = slow ? (await pool.query(`SELECT status, count(*) AS n, sum(attempts) AS attempts FROM webhook_deliveries WHERE webhook_id = $1 GROUP BY status`, [slow])).rows : [];
-        return { label, deliveries: N, succeeded: Number(ok.rows[0].n), seconds, perSecond: Math.round(N / seconds), cpuMsPerDelivery, dead: deadState.map((x) => `${x.status}:${x.n} (attempts ${x.attempts})`).join(' ') };
+        return { label, deliveries: n, succeeded: Number(ok.rows[0].n), seconds, perSecond: Math.round(n / seconds), cpuMsPerDelivery, dead: deadState.map((x) => `${x.status}:${x.n} (attempts ${x.attempts})`).join(' ') };
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -100,6 +100,7 @@ async function main() {
 
   try {
     const mode = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+    await run('warm-up', false, Math.min(N, 500));
     const results = [await run('fast', false), await run('fast+dead', true)];
     console.log(JSON.stringify({ mode, webhooks: W, timeoutMs: Number(TIMEOUT), concurrency: config.webhookConcurrency, perWebhook: config.webhookConcurrencyPerWebhook }));
     for (const r of results) console.log(`${mode.padEnd(9)} ${r.label.padEnd(10)} ${String(r.deliveries).padStart(6)} deliveries  ${r.seconds.toFixed(2).padStart(7)} s  ${String(r.perSecond).padStart(6)}/s  succeeded ${r.succeeded}  cpu ${r.cpuMsPerDelivery.toFixed(2)} ms/delivery${r.dead ? `  dead webhook: ${r.dead}` : ''}`);

@@ -14,9 +14,11 @@ export type Attempt =
 
 export interface Agents { http: http.Agent; https: https.Agent }
 
-export const newAgents = (): Agents => ({
-  http: new http.Agent({ keepAlive: true, maxFreeSockets: 16, timeout: 30_000 }),
-  https: new https.Agent({ keepAlive: true, maxFreeSockets: 16, timeout: 30_000 }),
+/** Keep-alive agents; `maxFree` idle sockets per host (the sender's concurrency, so a busy
+ * receiver's connections are reused rather than closed and opened again). */
+export const newAgents = (maxFree: number): Agents => ({
+  http: new http.Agent({ keepAlive: true, maxFreeSockets: maxFree, timeout: 30_000 }),
+  https: new https.Agent({ keepAlive: true, maxFreeSockets: maxFree, timeout: 30_000 }),
 });
 
 export interface PostOptions {

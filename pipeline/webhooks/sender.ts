@@ -42,6 +42,8 @@ const CLAIM_BATCH = 100;
 const UNREADABLE_MS = 60_000;
 const CLOSE_GRACE_MS = 2_000;
 
+interface Ready { c: Claimed; token: string; key: Buffer }
+
 /** Delay after failed attempt `n` (1-based): base * 4^(n-1), +-20 %, at most a day. */
 export function backoffDelay(baseMs: number, n: number, random = Math.random): number {
   return Math.min(MAX_DELAY_MS, baseMs * 4 ** (n - 1)) * (0.8 + 0.4 * random());
@@ -62,11 +64,16 @@ export function outcomeOf(c: Claimed, token: string, a: Attempt, o: Pick<SenderO
 }
 
 export function startWebhookSender(o: SenderOptions): WebhookSender {
-  const agents = newAgents();
+  const agents = newAgents(o.concurrency);
   const abort = new AbortController();
   // Every request in flight listens on this one signal (close() cuts them all).
   setMaxListeners(0, abort.signal);
+  // Claimed ahead (up to the concurrency again), so a finished send is followed at once by the
+  // next instead of waiting for the next claim's round trip.
+  const ready: Ready[] = [];
   const inFlight = new Map<string, number>();
+  /** In flight + ready, per webhook: what a claim counts against the per-webhook bound. */
+  const held = new Map<string, number>();
   const sends = new Set<Promise<void>>();
   const done: Outcome[] = [];
   const unreadable = new Map<string, number>();
@@ -83,17 +90,14 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     wakeUp = resolve;
     timer = setTimeout(wake, Math.max(0, ms));
   }));
+  const bump = (m: Map<string, number>, k: string, by: number) => {
+    const n = (m.get(k) ?? 0) + by;
+    if (n === 0) m.delete(k); else m.set(k, n);
+  };
 
-  const start = (c: Claimed, token: string) => {
-    let key: Buffer;
-    try { key = signingKey(o.decrypt(c.secretEnc)); } catch {
-      // Another process with another HEADWATER_SECRET_KEY wrote this secret: leave it to one that can read it.
-      if (!unreadable.has(c.webhookId)) o.log.warn('webhook secret unreadable in this process (HEADWATER_SECRET_KEY differs); leaving its deliveries to others', { webhookId: c.webhookId });
-      unreadable.set(c.webhookId, Date.now() + UNREADABLE_MS);
-      done.push({ id: c.id, token, kind: 'release' });
-      return;
-    }
-    inFlight.set(c.webhookId, (inFlight.get(c.webhookId) ?? 0) + 1);
+  const send = (r: Ready) => {
+    const { c, token, key } = r;
+    bump(inFlight, c.webhookId, 1);
     const ts = Math.floor(Date.now() / 1000);
     const p = post({
       url: c.url, body: c.body, timeoutMs: o.timeoutMs, allowPrivate: o.allowPrivate, agents, signal: abort.signal,
@@ -110,12 +114,45 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       o.log.warn('webhook send failed unexpectedly', { err: String(err) });
       done.push({ id: c.id, token, kind: 'release' });
     }).finally(() => {
-      const n = inFlight.get(c.webhookId)! - 1;
-      if (n === 0) inFlight.delete(c.webhookId); else inFlight.set(c.webhookId, n);
+      bump(inFlight, c.webhookId, -1);
+      bump(held, c.webhookId, -1);
       sends.delete(p);
+      pump();
       wake();
     });
     sends.add(p);
+  };
+
+  /** Starts ready deliveries while slots allow, overall and per webhook, oldest claimed first. */
+  const pump = () => {
+    if (closed) return;
+    let kept = 0;
+    for (let i = 0; i < ready.length; i++) {
+      const r = ready[i]!;
+      if (sends.size < o.concurrency && (inFlight.get(r.c.webhookId) ?? 0) < o.perWebhook) send(r);
+      else ready[kept++] = r;
+    }
+    ready.length = kept;
+  };
+
+  /** Claimed rows become ready, their secrets decrypted once per webhook per claim. */
+  const accept = (rows: Claimed[], token: string) => {
+    const keys = new Map<string, Buffer>();
+    for (const c of rows) {
+      let key = keys.get(c.secretEnc);
+      try {
+        if (!key) { key = signingKey(o.decrypt(c.secretEnc)); keys.set(c.secretEnc, key); }
+      } catch {
+        // Another process with another HEADWATER_SECRET_KEY wrote this secret: leave it to one that can read it.
+        if (!unreadable.has(c.webhookId)) o.log.warn('webhook secret unreadable in this process (HEADWATER_SECRET_KEY differs); leaving its deliveries to others', { webhookId: c.webhookId });
+        unreadable.set(c.webhookId, Date.now() + UNREADABLE_MS);
+        done.push({ id: c.id, token, kind: 'release' });
+        continue;
+      }
+      bump(held, c.webhookId, 1);
+      ready.push({ c, token, key });
+    }
+    pump();
   };
 
   const flush = async () => {
@@ -123,27 +160,48 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     const batch = done.splice(0);
     try {
       const disabled = await complete(o.pool, batch, o.disableAfter);
-      for (const id of disabled) o.log.warn('webhook disabled after consecutive failed deliveries', { webhookId: id, failures: o.disableAfter });
+      if (disabled.length) {
+        for (const id of disabled) o.log.warn('webhook disabled after consecutive failed deliveries', { webhookId: id, failures: o.disableAfter });
+        // Claimed ahead for a webhook just disabled: given back, so the next claim records them skipped.
+        const off = new Set(disabled);
+        let kept = 0;
+        for (const r of ready) {
+          if (off.has(r.c.webhookId)) { bump(held, r.c.webhookId, -1); done.push({ id: r.c.id, token: r.token, kind: 'release' }); } else ready[kept++] = r;
+        }
+        ready.length = kept;
+      }
     } catch (err) {
       done.unshift(...batch);
       throw err;
     }
   };
 
-  /** One pass: write outcomes, then claim what free slots allow. True when more may be due now. */
+  /**
+   * One pass: write finished outcomes and claim what free room allows, the two statements at once
+   * (outcomes touch only rows this process leases, claims only unleased ones). True when more may
+   * be due now.
+   */
   const pass = async (): Promise<boolean> => {
-    await flush();
-    const free = o.concurrency - sends.size;
-    if (free <= 0 || closed) return false;
-    const now = Date.now();
-    const exclude: string[] = [];
-    for (const [w, n] of inFlight) if (n >= o.perWebhook) exclude.push(w);
-    for (const [w, until] of unreadable) { if (until > now) exclude.push(w); else unreadable.delete(w); }
-    const limit = Math.min(free, CLAIM_BATCH);
+    const flushing = flush();
+    const limit = Math.min(Math.max(2 * o.concurrency - sends.size - ready.length, 0), CLAIM_BATCH);
     const token = randomBytes(12).toString('base64url');
-    const rows = await claim(o.pool, { limit, inFlight, perWebhook: o.perWebhook, exclude, leaseMs, token });
-    for (const c of rows) start(c, token);
-    return rows.length === limit;
+    let claimed: Promise<Claimed[]> = Promise.resolve([]);
+    if (limit > 0 && !closed) {
+      const now = Date.now();
+      const exclude: string[] = [];
+      for (const [w, n] of held) if (n >= 2 * o.perWebhook) exclude.push(w);
+      for (const [w, until] of unreadable) { if (until > now) exclude.push(w); else unreadable.delete(w); }
+      claimed = claim(o.pool, { limit, held, perWebhook: 2 * o.perWebhook, exclude, leaseMs, token });
+    }
+    const [f, c] = await Promise.allSettled([flushing, claimed]);
+    let more = false;
+    if (c.status === 'fulfilled') {
+      accept(c.value, token);
+      more = limit > 0 && c.value.length === limit;
+    }
+    if (f.status === 'rejected') throw f.reason;
+    if (c.status === 'rejected') throw c.reason;
+    return more;
   };
 
   const loop = (async () => {
@@ -167,6 +225,8 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       closed = true;
       wake();
       await loop;
+      // Claimed but not started: given back at once.
+      for (const r of ready.splice(0)) done.push({ id: r.c.id, token: r.token, kind: 'release' });
       // Sends in flight get a moment to finish; the rest are cut and given back.
       const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
       await Promise.race([Promise.allSettled([...sends]), grace]);

@@ -75,8 +75,8 @@ export interface Claimed { id: string; webhookId: string; attempts: number; body
 
 export interface ClaimOptions {
   limit: number;
-  /** In-flight deliveries of this process per webhook. */
-  inFlight: Map<string, number>;
+  /** Deliveries this process already holds (in flight or claimed ahead), per webhook. */
+  held: Map<string, number>;
   perWebhook: number;
   /** Webhooks this process must not take now (full, or their secret cannot be read here). */
   exclude: string[];
@@ -85,14 +85,14 @@ export interface ClaimOptions {
 }
 
 /**
- * Takes up to `limit` due deliveries, at most `perWebhook` in flight per webhook, oldest due first.
+ * Takes up to `limit` due deliveries, at most `perWebhook` held per webhook, oldest due first.
  * The candidate scan is bounded (a sample of the oldest due rows), so a large backlog of one
  * webhook costs each claim a bounded amount. Rows of a disabled webhook become `skipped_disabled`
  * instead of being claimed.
  */
 export async function claim(q: Q, o: ClaimOptions): Promise<Claimed[]> {
-  const ids = [...o.inFlight.keys()];
-  const used = ids.map((k) => o.inFlight.get(k)!);
+  const ids = [...o.held.keys()];
+  const used = ids.map((k) => o.held.get(k)!);
   const r = await q.query(
     `WITH used AS (SELECT * FROM unnest($2::text[], $3::int[]) AS u(webhook_id, n)),
      sample AS (
