@@ -133,6 +133,22 @@ export const SourceSchema = Type.Object(
   { title: 'Source' },
 );
 
+export const WriteKeySchema = Type.Object(
+  {
+    id: Id,
+    writeKey: Nullable(Type.String(), {
+      description: 'The key (`hww_` + 43 characters), shown only in the answer that created it; `null` in lists (only its sha256 is stored).',
+    }),
+    prefix: Type.String({ description: 'The first 12 characters of the key, to tell keys apart.' }),
+    sourceId: Id,
+    createdAt: DateTime,
+  },
+  {
+    title: 'WriteKey',
+    description: 'A Segment-compatible ingestion credential of one source: valid only on `/segment/v1/...` and only into its source. Public by nature (it ships inside web pages and apps).',
+  },
+);
+
 // ---------------------------------------------------------------- segments
 
 export const PREDICATE_SEMANTICS =

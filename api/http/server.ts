@@ -59,6 +59,10 @@ export interface RouteSpec {
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
   bodyLimitCode?: 'payload_too_large' | 'artifact_too_large';
+  /** The answer to a body over the limit, replacing the error envelope (Segment's routes answer 400). */
+  onTooLarge?: (req: Req) => Reply;
+  /** An empty body stands for `{ "data": {} }`. */
+  optionalBody?: boolean;
   /** Copy every request header (receivers that verify signatures). */
   allHeaders?: boolean;
   validators?: { body?: Validate; query?: Validate; params?: Validate };
@@ -165,10 +169,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   };
 
   const run = async (route: RouteSpec, req: Req, authorization: string, contentType: string, body: Buffer | null) => {
-    req.principal = route.auth.includes('none') || route.auth.includes('signature')
+    // `signature` and `writeKey` routes authenticate in their handler (the credential is not a bearer).
+    req.principal = route.auth.includes('none') || route.auth.includes('signature') || route.auth.includes('writeKey')
       ? NO_PRINCIPAL
       : await opts.authenticate(authorization, route);
     if (route.rawBody) req.raw = body;
+    else if (BODY_METHODS.has(req.method) && route.optionalBody && (!body || body.length === 0)) req.body = { data: {} };
     else if (BODY_METHODS.has(req.method)) {
       if (!body || body.length === 0) throw new HttpError('malformed_request', 'request body is required');
       if (!isJsonContentType(contentType)) throw new HttpError('malformed_request', 'content-type must be application/json');
@@ -221,9 +227,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
 
     const limit = route.bodyLimit ?? opts.bodyLimit;
     const tooLarge = () => new HttpError(route.bodyLimitCode ?? 'payload_too_large', `body exceeds ${limit} bytes`);
+    const refuseTooLarge = () => {
+      if (route.onTooLarge) send(res, state, requestId, method, route.onTooLarge(req));
+      else sendError(res, state, requestId, method, tooLarge());
+    };
     if (contentLength && Number(contentLength) > limit) {
       // Answer at once: nothing past the limit is buffered.
-      sendError(res, state, requestId, method, tooLarge());
+      refuseTooLarge();
       release();
       return;
     }
@@ -239,7 +249,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       size += ab.byteLength;
       if (size > limit) {
         over = true;
-        sendError(res, state, requestId, method, tooLarge());
+        refuseTooLarge();
         release();
         return;
       }

@@ -16,11 +16,12 @@ import { pg008 } from './migrations/pg-008-fast-track.js';
 import { pg009 } from './migrations/pg-009-fast-track-shared.js';
 import { pg010 } from './migrations/pg-010-dead-letters.js';
 import { pg011 } from './migrations/pg-011-fast-track-history.js';
+import { pg014 } from './migrations/pg-014-write-keys.js';
 
 export type { Migration };
 
 // One file per step under ./migrations/; the list below is the order. Versions are never reused.
-export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011];
+export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg014];
 
 export const CH_MIGRATIONS: Migration[] = [
   {
