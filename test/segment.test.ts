@@ -4,6 +4,8 @@
 // GET /v1/profiles and GET /v1/events), messageId dedup of a replayed batch, Segment's answers
 // (400 / 401 / 403 / 429), CORS, text/plain bodies, clock-skew correction and the size limits.
 import t, { type Test } from 'tap';
+import pg from 'pg';
+import { join } from 'node:path';
 import { Analytics } from '@segment/analytics-node';
 import { startServer, call, createAppFixture, createOrg, expectError, poll, uid, type AppFixture } from './helpers/server.js';
 import { correctedTimestamp } from '../ingest/segment/map.js';
@@ -11,6 +13,13 @@ import { corsPolicy } from '../ingest/segment/answers.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
+
+// Direct database access (the rejections table has no route): the server's PostgreSQL, or the
+// embedded PGlite's Unix socket.
+const dbUrl = process.env.DATABASE_URL;
+const pool = dbUrl ? new pg.Pool({ connectionString: dbUrl, max: 2 })
+  : s.dataDir ? new pg.Pool({ host: join(s.dataDir, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 2 }) : undefined;
+if (pool) t.teardown(() => pool.end());
 
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 const newKey = async (f: AppFixture, sourceId = f.source.id) => {
@@ -290,6 +299,49 @@ t.test('bodies retrying cannot fix are 400; refused calls of a batch do not stop
   t.ok(ev.body.data.some((e: any) => e.event === 'Kept'), 'the valid call landed');
   t.notOk(ev.body.data.some((e: any) => e.event === 'No Identity'), 'the call without identity did not');
   t.notOk('email' in p.body.data[0].traits, 'a trait failing its canonical validation was not applied');
+});
+
+t.test('calls refused by governance or the quota are answered 200 and kept with their reason', { skip: !pool && 'no direct database access' }, async (t) => {
+  const f = await createAppFixture(s);
+  const { writeKey } = await newKey(f);
+  const denied = `Denied ${uid('e')}`;
+  t.equal((await call(s.url, 'POST', '/v1/catalog/events', { token: f.admin, body: { data: { name: denied } } })).status, 201);
+  t.equal((await call(s.url, 'POST', `/v1/catalog/events/${encodeURIComponent(denied)}/state`, { token: f.admin, body: { data: { state: 'denied' } } })).status, 200);
+  const user = uid('user');
+  const ids = { denied: uid('m'), badEmail: uid('m'), noIdentity: uid('m'), kept: uid('m') };
+  okAnswer(t, await seg('track', { userId: user, event: denied, messageId: ids.denied }, { key: writeKey }), 'a denied event, alone');
+  okAnswer(t, await seg('batch', { batch: [
+    { type: 'identify', userId: user, traits: { email: 'nope' }, messageId: ids.badEmail },
+    { type: 'page', messageId: ids.noIdentity },
+    { type: 'track', userId: user, event: 'Kept', messageId: ids.kept },
+  ] }, { key: writeKey }), 'a batch with refused calls');
+  const rows = (await pool!.query(
+    `SELECT message_id, status, code, message, call FROM segment_rejections WHERE source_id = $1 ORDER BY id`, [f.source.id])).rows;
+  const byId = new Map(rows.map((r) => [r.message_id, r]));
+  t.equal(byId.get(ids.denied)?.code, 'event_denied', 'the denied event is kept with its code');
+  t.equal(byId.get(ids.denied)?.status, 422);
+  t.equal(JSON.parse(byId.get(ids.denied)?.call ?? '{}').event, denied, 'with the call as sent');
+  t.equal(byId.get(ids.badEmail)?.code, 'trait_validation_failed', 'the bad trait');
+  t.match(byId.get(ids.badEmail)?.message, /email/, 'the message names the trait');
+  t.equal(byId.get(ids.noIdentity)?.code, 'malformed_request', 'the call without identity');
+  t.notOk(byId.has(ids.kept), 'the applied call is not there');
+  const p = await waitProfile(f, 'userId', user);
+  const ev = await waitEvents(f, { profileId: p.body.data[0].id }, 1);
+  t.same(ev.body.data.map((e: any) => e.event), ['Kept'], 'only the applied event is stored');
+
+  // The monthly quota: tracks past it are kept as over_quota, identify still applies.
+  const set = await call(s.url, 'PATCH', `/v1/orgs/${f.org.org.id}`, { token: s.operatorToken, body: { data: { limits: { monthlyEvents: 0 } } } });
+  t.equal(set.status, 200);
+  await new Promise((r) => setTimeout(r, 1100)); // limits are re-read within a second
+  const over = uid('m');
+  okAnswer(t, await seg('batch', { batch: [
+    { type: 'track', userId: user, event: 'Over', messageId: over },
+    { type: 'identify', userId: user, traits: { plan: 'quota' }, messageId: uid('m') },
+  ] }, { key: writeKey }), 'over the quota');
+  const q = (await pool!.query(`SELECT status, code FROM segment_rejections WHERE source_id = $1 AND message_id = $2`, [f.source.id, over])).rows;
+  t.same(q, [{ status: 429, code: 'over_quota' }], 'the over-quota track is kept');
+  const after = await waitProfile(f, 'userId', user);
+  t.equal(after.body.data[0].traits.plan, 'quota', 'the identify of the same batch applied');
 });
 
 t.test('limits: 32 KB per call, 500 KB per batch', async (t) => {
