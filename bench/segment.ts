@@ -23,7 +23,7 @@ const USERS = 1000;
 const moduleName = 'autocannon'; // no type declarations are installed: load it untyped
 const autocannon = ((await import(moduleName)) as { default: any }).default;
 
-const BIN = fileURLToPath(new URL('../bin/headwater.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'hw-bench-seg-'));
 const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
 
