@@ -337,7 +337,8 @@ function buildOpenApi(list: RouteDef[]): JsonObject {
       const out: JsonObject = { description: res.description };
       const headers: JsonObject = {};
       if (r.auth[0] !== 'signature') {
-        headers['x-request-id'] = { description: 'The request id (also `meta.requestId`).', schema: { type: 'string' } };
+        // Segment-style answers carry no `meta`.
+        headers['x-request-id'] = { description: r.tag === 'segment' ? 'The request id.' : 'The request id (also `meta.requestId`).', schema: { type: 'string' } };
       }
       if (status === '429') headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
       if (r.method === 'HEAD' && status === '200') headers['content-length'] = { description: 'Size of the artifact in bytes.', schema: { type: 'integer' } };

@@ -52,7 +52,7 @@ const AUTH_TEXT =
 const refused = (description: string) => ({ description, schema: Refused });
 const ANSWERS = {
   200: { description: 'Accepted. A call the pipeline refuses on its own (a denied event, a bad trait, an over-quota track) is still answered 200, as Segment does, and kept with its reason in `segment_rejections`.', schema: Ok },
-  400: refused('`malformed_request`: the body is not JSON, not an object, nests deeper than 64 levels, a call lacks `userId` / `anonymousId` (single calls), or the body is over 32 KB (a call) or 500 KB (a batch). Retrying cannot fix it; the SDKs drop it.'),
+  400: refused('`malformed_request`: the body is not JSON, not an object, nests deeper than 64 levels, or is over 32 KB (a call) or 500 KB (a batch); or a single call cannot be mapped or breaks the schema of the identify or track it becomes (no `userId` / `anonymousId`, no `event`, an id over 200 characters, ...). Retrying cannot fix it; the SDKs drop it.'),
   401: refused('`invalid_key`: no write key, or an unknown or deleted one.'),
   403: refused('`forbidden`: the write key\'s source (or its app) is archived.'),
   429: refused('`rate_limited`: the write key\'s token bucket (the org\'s rate, as for an API key) is empty; `Retry-After` says when to come back.'),
