@@ -59,21 +59,34 @@ function parse(raw: Buffer | null): Parsed {
   return { ok: true, body: v as Record<string, unknown> };
 }
 
-class Refusal { constructor(readonly reply: Reply) {} }
+// Refusals are Replies (always with a status); the other results never have one.
+const isReply = <T extends object>(v: T | Reply): v is Reply => 'status' in v;
 
 export function segmentRoutes(bind: Bind, d: SegmentDeps) {
   const cors = corsPolicy(d.corsOrigins);
   const prefix = `seg.${randomBytes(6).toString('base64url')}.`;
   let seq = 0;
 
-  const authenticate = async (key: string | undefined, h: Record<string, string>): Promise<WriteKeyInfo> => {
-    if (!key) throw new Refusal(refused(401, 'invalid_key', 'missing write key (Basic auth or `writeKey` in the body)', h));
-    if (!key.startsWith(`${WRITE_KEY_PREFIX}_`)) throw new Refusal(refused(401, 'invalid_key', 'unknown write key', h));
+  /** The key's source, or the refusal to answer. */
+  const authenticate = async (key: string | undefined, h: Record<string, string>): Promise<WriteKeyInfo | Reply> => {
+    if (!key) return refused(401, 'invalid_key', 'missing write key (Basic auth or `writeKey` in the body)', h);
+    if (!key.startsWith(`${WRITE_KEY_PREFIX}_`)) return refused(401, 'invalid_key', 'unknown write key', h);
     const r = d.keys.resolve(key);
     const info = r instanceof Promise ? await r : r;
-    if (!info) throw new Refusal(refused(401, 'invalid_key', 'unknown write key', h));
-    if (info.archived) throw new Refusal(refused(403, 'forbidden', 'the source of this write key is archived', h));
+    if (!info) return refused(401, 'invalid_key', 'unknown write key', h);
+    if (info.archived) return refused(403, 'forbidden', 'the source of this write key is archived', h);
     return info;
+  };
+
+  /** Authenticates by the Basic header, else by `writeKey` in the parsed body. */
+  const authParse = async (req: Req, h: Record<string, string>): Promise<{ info: WriteKeyInfo; body: Record<string, unknown> } | Reply> => {
+    const headerKey = basicKey(req.headers.authorization);
+    const byHeader = headerKey ? await authenticate(headerKey, h) : undefined;
+    if (byHeader && isReply(byHeader)) return byHeader;
+    const p = parse(req.raw);
+    if (!p.ok) return refused(400, 'malformed_request', p.message, h);
+    const info = byHeader ?? await authenticate(typeof p.body.writeKey === 'string' ? p.body.writeKey : undefined, h);
+    return isReply(info) ? info : { info, body: p.body };
   };
 
   /** Maps, validates and submits the calls; what a call cannot do is kept, the rest are answered 200. */
@@ -120,14 +133,17 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     if (pending.length) {
       const results = await d.stream.submit(pending);
       let counted = 0;
+      let unavailable = false;
       for (let i = 0; i < pending.length; i++) {
         const r = results[i]!;
-        if (r.status === 503) return refused(503, 'dependency_unavailable', 'the pipeline is unavailable; retry', h);
+        if (r.status === 503) { unavailable = true; continue; }
         if ('error' in r) { reject(origin[i], r.status, r.error.code, r.error.message); continue; }
         d.activity.touch(info.sourceId, info.appId, receivedAt);
         if (pending[i]!.kind === 'track' && r.status === 201) counted++;
       }
       if (counted) d.limits.count(info.orgId, counted);
+      // The SDK retries the whole request: what was applied dedups, the refusals are kept then.
+      if (unavailable) return refused(503, 'dependency_unavailable', 'the pipeline is unavailable; retry', h);
     }
     if (rejected.length) {
       await recordRejections(d.pool, info, rejected);
@@ -136,13 +152,12 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     return accepted(h);
   };
 
-  /** Runs a handler, turning thrown refusals and outages into Segment answers. */
+  /** Runs a handler, turning thrown outages into Segment answers. */
   const guard = (fn: (req: Req, h: Record<string, string>) => Promise<Reply>) => async (req: Req): Promise<Reply> => {
     const h = cors(req.headers.origin);
     try {
       return await fn(req, h);
     } catch (err) {
-      if (err instanceof Refusal) return err.reply;
       const mapped = d.mapError(err);
       if (mapped) return refused(mapped.status, mapped.code, mapped.message, h);
       d.log.error('segment route failed', { err: err instanceof Error ? err : new Error(String(err)) });
@@ -156,12 +171,9 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
 
   for (const type of Object.keys(SHORT) as SegmentType[]) {
     const handler = guard(async (req, h) => {
-      const headerKey = basicKey(req.headers.authorization);
-      let info = headerKey ? await authenticate(headerKey, h) : undefined;
-      const p = parse(req.raw);
-      if (!p.ok) return refused(400, 'malformed_request', p.message, h);
-      info ??= await authenticate(typeof p.body.writeKey === 'string' ? p.body.writeKey : undefined, h);
-      return ingest(info, [{ type, call: p.body, sentAt: p.body.sentAt }], true, h);
+      const a = await authParse(req, h);
+      if (isReply(a)) return a;
+      return ingest(a.info, [{ type, call: a.body, sentAt: a.body.sentAt }], true, h);
     });
     for (const path of [`/segment/v1/${type}`, `/segment/v1/${SHORT[type]}`]) {
       bind('POST', path, handler, opts(CALL_LIMIT));
@@ -170,12 +182,9 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
   }
 
   const batch = guard(async (req, h) => {
-    const headerKey = basicKey(req.headers.authorization);
-    let info = headerKey ? await authenticate(headerKey, h) : undefined;
-    const p = parse(req.raw);
-    if (!p.ok) return refused(400, 'malformed_request', p.message, h);
-    const body = p.body;
-    info ??= await authenticate(typeof body.writeKey === 'string' ? body.writeKey : undefined, h);
+    const a = await authParse(req, h);
+    if (isReply(a)) return a;
+    const { info, body } = a;
     if (!Array.isArray(body.batch)) return refused(400, 'malformed_request', 'batch: must be an array of calls', h);
     const ctx = isObject(body.context) ? body.context : undefined;
     const integrations = isObject(body.integrations) ? body.integrations : undefined;
@@ -205,7 +214,8 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
 
   bind('GET', '/segment/v1/projects/{writeKey}/settings', guard(async (req, h) => {
     const key = req.params.writeKey!;
-    await authenticate(key, h);
+    const info = await authenticate(key, h);
+    if (isReply(info)) return info;
     const host = req.headers['x-forwarded-host'] || req.headers.host || '127.0.0.1';
     const protocol = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
     const doc = {
