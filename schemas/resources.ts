@@ -59,6 +59,9 @@ export const EventSchema = Type.Object(
     timestamp: DateTime,
     receivedAt: DateTime,
     messageId: Nullable(Type.String()),
+    context: Type.Optional(AnyObject({
+      description: 'Where the call came from (`library`, `page`, `userAgent`, `ip`, ...), present when the call carried one (Segment-compatible calls). Kept as sent, outside the tracking plan: no catalog entry, no governance.',
+    })),
   },
   { title: 'Event' },
 );

@@ -119,6 +119,9 @@ const TrackData = Type.Object(
     properties: Type.Optional(AnyObject()),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to `receivedAt`.' })),
     messageId: MessageId('Dedup key, per (org, app) and permanent.'),
+    context: Type.Optional(AnyObject({
+      description: 'Where the call came from (`library`, `page`, `userAgent`, `ip`, ...): kept with the event as sent (`Event.context`), outside the tracking plan (no catalog entry, no governance).',
+    })),
   },
   { title: 'TrackData' },
 );

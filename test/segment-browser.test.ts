@@ -79,6 +79,9 @@ async function main() {
       t.equal(pageView?.properties.name, 'Home', 'page name');
       t.equal(pageView?.properties.category, 'Shop', 'page category');
       t.equal(pageView?.properties.url, pageUrl, 'the SDK\'s page properties');
+      t.equal(pageView?.context?.page?.url, pageUrl, 'the context is kept: page');
+      t.match(pageView?.context?.userAgent, /Chrome/, 'the context is kept: userAgent');
+      t.ok(typeof pageView?.context?.ip === 'string' && pageView.context.ip.length > 0, `context.ip from the request (${pageView?.context?.ip})`);
       t.ok(sent.some((r) => r.startsWith('GET /segment/v1/projects/')), 'settings fetched from headwater');
       if (batching) t.ok(sent.includes('POST /segment/v1/b'), `batching mode posts /b (${sent.join(', ')})`);
       else t.ok(sent.includes('POST /segment/v1/t') && sent.includes('POST /segment/v1/i') && sent.includes('POST /segment/v1/p'), `default mode posts /i /t /p (${sent.join(', ')})`);

@@ -10,6 +10,7 @@ import { Analytics } from '@segment/analytics-node';
 import { startServer, call, createAppFixture, createOrg, expectError, poll, uid, type AppFixture } from './helpers/server.js';
 import { correctedTimestamp } from '../ingest/segment/map.js';
 import { corsPolicy } from '../ingest/segment/answers.js';
+import { batchMessages, decodeEvents, encodeEvent, encodeEventRecord, EVENT_BATCH_MARK } from '../schemas/avro.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -163,6 +164,11 @@ t.test('analytics-node: identify, track, page, screen, group, alias land as prof
   t.same(byName.get('Group Identified').properties, { seats: 20, groupId: 'acme' }, 'group: traits and groupId');
   t.match(byName.get('Signed Up').messageId, /\S/, 'the SDK\'s messageId is kept');
   t.equal(byName.get('Signed Up').sourceId, f.source.id, 'attributed to the key\'s source');
+  t.equal(byName.get('Signed Up').context?.library?.name, '@segment/analytics-node', 'the context is kept with the event');
+  t.notOk('ip' in byName.get('Signed Up').context, 'a server library\'s call gets no ip from the request');
+  const catalog = await call(s.url, 'GET', '/v1/catalog/events/Signed%20Up', { token: f.admin });
+  t.equal(catalog.status, 200);
+  t.same(Object.keys(catalog.body.data.properties), ['source'], 'the context does not enter the tracking plan');
 });
 
 t.test('a replayed batch (same messageIds) stores nothing twice', async (t) => {
@@ -225,16 +231,18 @@ t.test('browser shape: text/plain bodies on the short paths, CORS, settings, met
 
   const anon = uid('anon');
   const sentAt = new Date().toISOString();
-  const r = await seg('t', { type: 'track', anonymousId: anon, event: 'Clicked', properties: { x: 1 }, messageId: uid('m'), timestamp: sentAt, sentAt },
+  const r = await seg('t', { type: 'track', anonymousId: anon, event: 'Clicked', properties: { x: 1 }, messageId: uid('m'), timestamp: sentAt, sentAt, context: { ip: '203.0.113.7', page: { path: '/' } } },
     { key: writeKey, contentType: 'text/plain', headers: { origin } });
   okAnswer(t, r, 'text/plain track');
   t.equal(r.headers.get('access-control-allow-origin'), origin, 'the answer carries the CORS header');
-  okAnswer(t, await seg('p', { anonymousId: anon, properties: { url: 'http://shop.example/' } }, { key: writeKey, contentType: 'text/plain' }), 'page, no messageId');
+  okAnswer(t, await seg('p', { anonymousId: anon, properties: { url: 'http://shop.example/' } }, { key: writeKey, contentType: 'text/plain', headers: { 'x-forwarded-for': '198.51.100.9, 10.0.0.1' } }), 'page, no messageId');
   okAnswer(t, await seg('m', '{"series":[]}', { contentType: 'text/plain' }), 'metrics accepted and ignored');
   const p = await waitProfile(f, 'anonymousId', anon);
   const ev = await waitEvents(f, { profileId: p.body.data[0].id }, 2);
   t.same(ev.body.data.map((e: any) => e.event).sort(), ['Clicked', 'Page Viewed']);
   t.ok(ev.body.data.find((e: any) => e.event === 'Page Viewed').messageId, 'a missing messageId gets one');
+  t.same(ev.body.data.find((e: any) => e.event === 'Clicked').context, { ip: '203.0.113.7', page: { path: '/' } }, 'a given context.ip is kept');
+  t.same(ev.body.data.find((e: any) => e.event === 'Page Viewed').context, { ip: '198.51.100.9' }, 'an absent one is the first X-Forwarded-For address');
 
   const settings = await call(s.url, 'GET', `/segment/v1/projects/${writeKey}/settings`, { headers: { origin } });
   t.equal(settings.status, 200, 'settings');
@@ -258,7 +266,10 @@ t.test('mobile shape: the write key in the batch body, no Authorization; batch c
   okAnswer(t, r, 'batch with the key in the body');
   const p = await waitProfile(f, 'userId', user);
   t.equal(p.body.data[0].traits.name, 'Ada');
-  await waitEvents(f, { profileId: p.body.data[0].id, event: 'Screen Viewed' }, 1);
+  const screen = await waitEvents(f, { profileId: p.body.data[0].id, event: 'Screen Viewed' }, 1);
+  const ctx = screen.body.data[0]?.context;
+  t.equal(ctx?.library?.name, 'analytics-ios', 'the batch\'s context applies to its calls');
+  t.ok(typeof ctx?.ip === 'string' && ctx.ip.length > 0, `a client call gets context.ip from the request (${ctx?.ip})`);
   refusedAnswer(t, await seg('batch', { writeKey: 'hww_nope', batch: [] }), 401, 'invalid_key', 'unknown key in the body');
   refusedAnswer(t, await seg('batch', { batch: [] }), 401, 'invalid_key', 'no key at all');
 });
@@ -403,6 +414,18 @@ t.test('clock skew: the stored timestamp is receivedAt - (sentAt - timestamp)', 
   const ev = await waitEvents(f, { profileId: p.body.data[0].id }, 1);
   const stored = Date.parse(ev.body.data[0].timestamp);
   t.ok(stored >= before - 10_000 - 5 && stored <= after - 10_000 + 5, `stored ${ev.body.data[0].timestamp} is 10 s before the server's receipt`);
+});
+
+t.test('the event stream carries the context (version 2 records) and still reads version 1 messages', async (t) => {
+  const base = { id: 'evt_1', orgId: 'org_1', appId: 'app_1', sourceId: 'src_1', profileId: 'prf_1', environment: 'production' as const,
+    event: 'E', properties: { a: 1 }, timestamp: '2026-01-01T00:00:00.000Z', receivedAt: '2026-01-01T00:00:01.000Z', messageId: 'm1' };
+  const withContext = { ...base, id: 'evt_2', context: { library: { name: 'x' }, ip: '203.0.113.1' } };
+  const [msg] = batchMessages([base, withContext].map(encodeEvent), 100, 1 << 20, EVENT_BATCH_MARK);
+  t.equal(msg!.data[0], EVENT_BATCH_MARK);
+  t.same(decodeEvents(msg!.data), [base, withContext], 'both round-trip; no context field when the call had none');
+  t.notOk('context' in decodeEvents(msg!.data)[0]!);
+  t.same(decodeEvents(batchMessages([encodeEventRecord(base)], 100, 1 << 20)[0]!.data), [base], 'a version 1 batch still decodes');
+  t.same(decodeEvents(encodeEventRecord(base)), [base], 'a version 1 single record still decodes');
 });
 
 t.test('CORS policy: a configured list echoes only its origins', async (t) => {

@@ -34,6 +34,8 @@ export interface Req {
   /** Raw body bytes for routes that take non-JSON bodies. */
   raw: Buffer | null;
   headers: Record<string, string>;
+  /** The peer's address, for routes that copy every header (`allHeaders`). */
+  remoteAddress?: string;
   principal: Principal;
 }
 
@@ -214,6 +216,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       method, path, requestId, params: m.params, query: parseQuery(r.getQuery()), body: undefined,
       raw: null, headers, principal: NO_PRINCIPAL,
     };
+    if (route.allHeaders) req.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
     let released = false;

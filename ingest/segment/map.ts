@@ -45,11 +45,27 @@ export function correctedTimestamp(timestamp: unknown, sentAt: unknown, received
   return ms >= MIN_MS && ms <= MAX_MS ? new Date(ms).toISOString() : undefined;
 }
 
+export interface MapOptions {
+  /** The call's own `sentAt`, else its batch's. */
+  sentAt: unknown;
+  receivedAt: number;
+  /** Fills `context.ip` when the call has none (client SDKs' calls). */
+  ip?: string;
+}
+
+/** The context kept with the call's event: the call's object, with `ip` filled when asked and absent. */
+function contextOf(c: Record<string, unknown>, ip: string | undefined): Record<string, unknown> | undefined {
+  const ctx = isObject(c.context) ? c.context : undefined;
+  if (!ip || (ctx && ctx.ip !== undefined)) return ctx;
+  return ctx ? { ...ctx, ip } : { ip };
+}
+
 /**
- * Maps one Segment call of `type`. `sentAt` is the call's own or its batch's. A call that cannot be
- * mapped (no identity, no event name, ...) is `ok: false` with a message naming the field.
+ * Maps one Segment call of `type`. A call that cannot be mapped (no identity, no event name, ...) is
+ * `ok: false` with a message naming the field.
  */
-export function mapCall(type: SegmentType, c: Record<string, unknown>, sentAt: unknown, receivedAt: number): MapResult {
+export function mapCall(type: SegmentType, c: Record<string, unknown>, o: MapOptions): MapResult {
+  const { sentAt, receivedAt } = o;
   const userId = id(c.userId);
   const anonymousId = id(c.anonymousId);
   const messageId = id(c.messageId) ?? newId('seg');
@@ -60,6 +76,13 @@ export function mapCall(type: SegmentType, c: Record<string, unknown>, sentAt: u
   const base = (extra: Record<string, unknown>) => {
     const body: Record<string, unknown> = { identifiers, messageId, ...extra };
     if (timestamp !== undefined) body.timestamp = timestamp;
+    return body;
+  };
+  // Events carry the call's context; identify has no event to keep it with.
+  const event = (name: unknown, properties: unknown) => {
+    const body = base({ event: name, properties });
+    const ctx = contextOf(c, o.ip);
+    if (ctx) body.context = ctx;
     return body;
   };
 
@@ -86,7 +109,7 @@ export function mapCall(type: SegmentType, c: Record<string, unknown>, sentAt: u
       return { ok: true, calls: [{ kind: 'identify', body: base(traits === undefined ? {} : { traits }) }] };
     }
     case 'track':
-      return { ok: true, calls: [{ kind: 'track', body: base({ event: c.event, properties }) }] };
+      return { ok: true, calls: [{ kind: 'track', body: event(c.event, properties) }] };
     case 'page':
     case 'screen': {
       const props = isObject(properties) ? { ...properties } : properties;
@@ -94,13 +117,13 @@ export function mapCall(type: SegmentType, c: Record<string, unknown>, sentAt: u
         if (typeof c.name === 'string' && c.name) props.name = c.name;
         if (typeof c.category === 'string' && c.category) props.category = c.category;
       }
-      return { ok: true, calls: [{ kind: 'track', body: base({ event: type === 'page' ? PAGE_EVENT : SCREEN_EVENT, properties: props }) }] };
+      return { ok: true, calls: [{ kind: 'track', body: event(type === 'page' ? PAGE_EVENT : SCREEN_EVENT, props) }] };
     }
     case 'group': {
       const groupId = id(c.groupId);
       if (groupId === undefined) return { ok: false, message: 'group /groupId: is required' };
       const props = isObject(traits) ? { ...traits, groupId } : traits === undefined ? { groupId } : traits;
-      const track: Mapped = { kind: 'track', body: base({ event: GROUP_EVENT, properties: props }) };
+      const track: Mapped = { kind: 'track', body: event(GROUP_EVENT, props) };
       const identify: Mapped = { kind: 'identify', body: { ...base({ traits: { groupId } }), messageId: `${messageId}:group` } };
       return { ok: true, calls: [track, identify] };
     }

@@ -59,6 +59,19 @@ function parse(raw: Buffer | null): Parsed {
   return { ok: true, body: v as Record<string, unknown> };
 }
 
+interface Item { type: unknown; call: Record<string, unknown>; sentAt: unknown; tooLarge?: boolean }
+
+// The client SDKs' paths (browser and mobile): their calls get `context.ip` from the request when
+// they carry none. Server libraries use the full names, and their address is the server's.
+const CLIENT_PATH = /^\/segment\/v1\/[itpsgab]\/?$/;
+
+/** The first X-Forwarded-For address (behind a proxy), else the peer's address. */
+function clientIp(req: Req): string | undefined {
+  const xff = req.headers['x-forwarded-for'];
+  const first = xff ? xff.split(',')[0]!.trim() : '';
+  return (first || req.remoteAddress || undefined)?.slice(0, 100);
+}
+
 // Refusals are Replies (always with a status); the other results never have one.
 const isReply = <T extends object>(v: T | Reply): v is Reply => 'status' in v;
 
@@ -90,7 +103,8 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
   };
 
   /** Maps, validates and submits the calls; what a call cannot do is kept, the rest are answered 200. */
-  const ingest = async (info: WriteKeyInfo, items: Array<{ type: unknown; call: Record<string, unknown>; sentAt: unknown; tooLarge?: boolean }>, single: boolean, h: Record<string, string>): Promise<Reply> => {
+  const ingest = async (req: Req, info: WriteKeyInfo, items: Item[], single: boolean, h: Record<string, string>): Promise<Reply> => {
+    const ip = CLIENT_PATH.test(req.path) ? clientIp(req) : undefined;
     const receivedAt = Date.now();
     const rejected: Rejection[] = [];
     const reject = (call: unknown, status: number, code: string, message: string) => {
@@ -105,7 +119,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     for (const it of items) {
       if (it.tooLarge) { reject(it.call, 400, 'malformed_request', `call exceeds ${CALL_LIMIT} bytes`); continue; }
       if (typeof it.type !== 'string' || !SEGMENT_TYPES.has(it.type)) { reject(it.call, 400, 'malformed_request', 'type: must be identify, track, page, screen, group or alias'); continue; }
-      const m = mapCall(it.type as SegmentType, it.call, it.sentAt, receivedAt);
+      const m = mapCall(it.type as SegmentType, it.call, { sentAt: it.sentAt, receivedAt, ip });
       if (!m.ok) {
         if (single) return refused(400, 'malformed_request', m.message, h);
         reject(it.call, 400, 'malformed_request', m.message);
@@ -173,7 +187,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     const handler = guard(async (req, h) => {
       const a = await authParse(req, h);
       if (isReply(a)) return a;
-      return ingest(a.info, [{ type, call: a.body, sentAt: a.body.sentAt }], true, h);
+      return ingest(req, a.info, [{ type, call: a.body, sentAt: a.body.sentAt }], true, h);
     });
     for (const path of [`/segment/v1/${type}`, `/segment/v1/${SHORT[type]}`]) {
       bind('POST', path, handler, opts(CALL_LIMIT));
@@ -201,7 +215,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
       return { type: c.type, call, sentAt: c.sentAt ?? body.sentAt, tooLarge: measure && Buffer.byteLength(JSON.stringify(c)) > CALL_LIMIT };
     });
     if (items.length === 0) return accepted(h);
-    return ingest(info, items, false, h);
+    return ingest(req, info, items, false, h);
   });
   for (const path of ['/segment/v1/batch', '/segment/v1/b']) {
     bind('POST', path, batch, opts(BATCH_LIMIT));

@@ -45,6 +45,13 @@ export const CH_MIGRATIONS: Migration[] = [
       ORDER BY (org_id, app_id, id)`,
     ],
   },
+  {
+    // The call's `context` (JSON; '' when it had none), kept beside the properties and outside the
+    // tracking plan.
+    version: 2,
+    name: 'event context',
+    statements: [`ALTER TABLE events ADD COLUMN IF NOT EXISTS context String DEFAULT ''`],
+  },
 ];
 
 const LOCK_KEY = 7_243_001;
