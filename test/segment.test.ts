@@ -171,6 +171,22 @@ t.test('analytics-node: identify, track, page, screen, group, alias land as prof
   t.same(Object.keys(catalog.body.data.properties), ['source'], 'the context does not enter the tracking plan');
 });
 
+t.test('alias: two userIds never merge; equal ids are a no-op', async (t) => {
+  const f = await createAppFixture(s);
+  const { writeKey } = await newKey(f);
+  const [a, b, lone] = [uid('user'), uid('user'), uid('user')];
+  okAnswer(t, await seg('identify', { userId: a, traits: { who: 'a' } }, { key: writeKey }), 'identify a');
+  okAnswer(t, await seg('identify', { userId: b, traits: { who: 'b' } }, { key: writeKey }), 'identify b');
+  okAnswer(t, await seg('alias', { previousId: a, userId: b }, { key: writeKey }), 'alias a -> b');
+  const pa = await waitProfile(f, 'userId', a);
+  const pb = await waitProfile(f, 'userId', b);
+  t.not(pa.body.data[0].id, pb.body.data[0].id, 'still two profiles');
+  t.equal(pa.body.data[0].mergedInto, null, 'a was not merged away');
+  t.equal(pb.body.data[0].traits.who, 'b', 'b kept its traits');
+  okAnswer(t, await seg('alias', { previousId: lone, userId: lone }, { key: writeKey }), 'alias to itself');
+  t.same((await lookup(f, 'userId', lone)).body.data, [], 'nothing was written');
+});
+
 t.test('a replayed batch (same messageIds) stores nothing twice', async (t) => {
   const f = await createAppFixture(s);
   const { writeKey } = await newKey(f);
