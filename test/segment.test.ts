@@ -8,8 +8,7 @@ import pg from 'pg';
 import { join } from 'node:path';
 import { Analytics } from '@segment/analytics-node';
 import { startServer, call, createAppFixture, createOrg, expectError, poll, uid, type AppFixture } from './helpers/server.js';
-import { correctedTimestamp } from '../ingest/segment/map.js';
-import { corsPolicy } from '../ingest/segment/answers.js';
+import { correctedTimestamp, corsPolicy } from '../ingest/segment/mod.js';
 import { batchMessages, decodeEvents, encodeEvent, encodeEventRecord, EVENT_BATCH_MARK } from '../schemas/avro.js';
 
 const s = await startServer();

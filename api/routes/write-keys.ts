@@ -1,6 +1,6 @@
 // Write keys of a source (dashboard API): the credential Segment's SDKs send with.
 import { httpError, notFound } from '../http/errors.js';
-import { createWriteKey, deleteWriteKey, listWriteKeys, writeKeyOut, type WriteKeys } from '../../ingest/segment/keys.js';
+import { createWriteKey, deleteWriteKey, listWriteKeys, writeKeyOut, type WriteKeys } from '../../ingest/segment/mod.js';
 import type { Bind, Deps } from './deps.js';
 
 export function writeKeyRoutes(bind: Bind, d: Deps, keys: WriteKeys) {

@@ -8,7 +8,6 @@ import type pg from 'pg';
 import type { Bind } from '../../api/routes/deps.js';
 import type { HttpError } from '../../api/http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../../api/http/server.js';
-import { jsonDepthExceeds } from '../../api/http/body.js';
 import type { Logger } from '../../lib/log.js';
 import type { IngestCall } from '../../pipeline/types.js';
 import type { Submitter } from '../routes.js';
@@ -18,10 +17,10 @@ import { WRITE_KEY_PREFIX, type WriteKeyInfo, type WriteKeys } from './keys.js';
 import { mapCall, SEGMENT_TYPES, type SegmentType } from './map.js';
 import { accepted, corsPolicy, PREFLIGHT_HEADERS, refused } from './answers.js';
 import { recordRejections, type Rejection } from './rejections.js';
+import { basicKey, CLIENT_PATH, clientIp, parse } from './request.js';
 
 export const CALL_LIMIT = 32 * 1024;
 export const BATCH_LIMIT = 500 * 1024;
-const MAX_DEPTH = 64;
 
 export interface SegmentDeps {
   keys: WriteKeys;
@@ -39,38 +38,7 @@ export interface SegmentDeps {
 
 const SHORT: Record<SegmentType, string> = { identify: 'i', track: 't', page: 'p', screen: 's', group: 'g', alias: 'a' };
 
-/** The write key of `Authorization: Basic base64(key + ':')`, or undefined. */
-function basicKey(authorization: string | undefined): string | undefined {
-  if (!authorization || authorization.slice(0, 6).toLowerCase() !== 'basic ') return undefined;
-  const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  const key = colon === -1 ? decoded : decoded.slice(0, colon);
-  return key || undefined;
-}
-
-type Parsed = { ok: true; body: Record<string, unknown> } | { ok: false; message: string };
-
-function parse(raw: Buffer | null): Parsed {
-  if (!raw || raw.length === 0) return { ok: false, message: 'request body is required' };
-  if (jsonDepthExceeds(raw, MAX_DEPTH)) return { ok: false, message: `body is nested deeper than ${MAX_DEPTH} levels` };
-  let v: unknown;
-  try { v = JSON.parse(raw.toString('utf8')); } catch { return { ok: false, message: 'body is not valid JSON' }; }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { ok: false, message: 'body must be a JSON object' };
-  return { ok: true, body: v as Record<string, unknown> };
-}
-
 interface Item { type: unknown; call: Record<string, unknown>; sentAt: unknown; tooLarge?: boolean }
-
-// The client SDKs' paths (browser and mobile): their calls get `context.ip` from the request when
-// they carry none. Server libraries use the full names, and their address is the server's.
-const CLIENT_PATH = /^\/segment\/v1\/[itpsgab]\/?$/;
-
-/** The first X-Forwarded-For address (behind a proxy), else the peer's address. */
-function clientIp(req: Req): string | undefined {
-  const xff = req.headers['x-forwarded-for'];
-  const first = xff ? xff.split(',')[0]!.trim() : '';
-  return (first || req.remoteAddress || undefined)?.slice(0, 100);
-}
 
 // Refusals are Replies (always with a status); the other results never have one.
 const isReply = <T extends object>(v: T | Reply): v is Reply => 'status' in v;
