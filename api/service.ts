@@ -28,6 +28,8 @@ import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { clearOutbox, startSweeper, type JobDeps } from '../pipeline/segments/mod.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { receiverRoutes } from '../ingest/receiver.js';
+import { segmentRoutes as segmentIngestRoutes, WriteKeys } from '../ingest/segment/mod.js';
+import { writeKeyRoutes } from './routes/write-keys.js';
 import { SourceDirectory } from '../ingest/directory.js';
 import { Activity } from '../ingest/activity.js';
 import { Limits } from '../ingest/limits.js';
@@ -57,7 +59,7 @@ export interface Service {
 const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
 
 /** Store outages become 503 dependency_unavailable; unique violations 409 conflict. */
-function mapError(err: unknown): HttpError | undefined {
+export function mapError(err: unknown): HttpError | undefined {
   const e = err as { code?: string; message?: string };
   if (e && typeof e.code === 'string') {
     if (UNAVAILABLE.has(e.code)) return new HttpError('dependency_unavailable', 'a store is unavailable');
@@ -123,6 +125,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => activity.close());
     const limits = new Limits(pgStore.pool, log);
     closers.push(() => limits.close());
+    const writeKeys = new WriteKeys(pgStore.pool);
+    closers.push(() => writeKeys.close());
 
     // Segment backfills, sweeps and previews run in this process; their system events go to the
     // event stream like those of ingestion.
@@ -174,6 +178,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
     artifactRoutes(bind, deps);
     pushRoutes(bind, deps, compiler);
     journeyRoutes(bind, deps);
+    writeKeyRoutes(bind, deps, writeKeys);
+    segmentIngestRoutes(bind, {
+      keys: writeKeys, stream: streams.ingest, activity, limits, validators, pool: pgStore.pool, log,
+      corsOrigins: config.segmentCorsOrigins, mapError,
+    });
 
     const port = await server.listen(config.host, config.port);
     closers.push(() => server.close());

@@ -83,11 +83,13 @@ export function messageUses(calls: IngestCall[]): Map<string, number> {
 export function trackEvent(call: IngestCall, profileId: string): EventRecord {
   const body = call.body as TrackBody;
   const now = iso(call.receivedAt);
-  return {
+  const e: EventRecord = {
     id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId,
     environment: call.environment, event: body.event, properties: body.properties ?? {},
     timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
   };
+  if (body.context) e.context = body.context;
+  return e;
 }
 
 /** The answer of a track call whose messageId was claimed before (process.ts `track`, not promoted). */

@@ -38,20 +38,29 @@ export const callResultType = avro.Type.forSchema(callResultSchema);
 /** Results travel grouped per front end: one message carries every result of a batch for it. */
 export const callResultBatchType = avro.Type.forSchema({ type: 'array', items: callResultSchema });
 
-export const eventRecordType = avro.Type.forSchema({
-  type: 'record', name: 'EventRecord', namespace: 'headwater',
+// The fields of the event record (version 1); version 2 adds `context`.
+const eventFields: any[] = [
+  { name: 'id', type: 'string' },
+  { name: 'orgId', type: 'string' },
+  { name: 'appId', type: 'string' },
+  { name: 'sourceId', type: 'string' },
+  { name: 'profileId', type: 'string' },
+  { name: 'environment', type: Environment },
+  { name: 'event', type: 'string' },
+  { name: 'properties', type: 'string' },
+  { name: 'timestamp', type: 'string' },
+  { name: 'receivedAt', type: 'string' },
+  { name: 'messageId', type: ['null', 'string'], default: null },
+];
+
+export const eventRecordType = avro.Type.forSchema({ type: 'record', name: 'EventRecord', namespace: 'headwater', fields: eventFields });
+
+/** Version 2 of the event record: the call's `context` (JSON, null when the call had none). */
+export const eventRecordV2Type = avro.Type.forSchema({
+  type: 'record', name: 'EventRecordV2', namespace: 'headwater',
   fields: [
-    { name: 'id', type: 'string' },
-    { name: 'orgId', type: 'string' },
-    { name: 'appId', type: 'string' },
-    { name: 'sourceId', type: 'string' },
-    { name: 'profileId', type: 'string' },
-    { name: 'environment', type: Environment },
-    { name: 'event', type: 'string' },
-    { name: 'properties', type: 'string' },
-    { name: 'timestamp', type: 'string' },
-    { name: 'receivedAt', type: 'string' },
-    { name: 'messageId', type: ['null', 'string'], default: null },
+    ...eventFields,
+    { name: 'context', type: ['null', 'string'], default: null },
   ],
 });
 
@@ -97,14 +106,14 @@ const BATCH_MARK = 0x01;
  * Batch messages of already encoded records: up to `maxCount` records and about `maxBytes` each (a
  * record larger than that goes alone), every one BATCH_MARK and an Avro array (one block).
  */
-export function batchMessages(records: Buffer[], maxCount: number, maxBytes: number): Array<{ data: Buffer; first: number; count: number }> {
+export function batchMessages(records: Buffer[], maxCount: number, maxBytes: number, mark = BATCH_MARK): Array<{ data: Buffer; first: number; count: number }> {
   const out: Array<{ data: Buffer; first: number; count: number }> = [];
   let start = 0;
   while (start < records.length) {
     let end = start;
     let bytes = 0;
     while (end < records.length && end - start < maxCount && (end === start || bytes + records[end]!.length <= maxBytes)) bytes += records[end++]!.length;
-    out.push({ data: Buffer.concat([Buffer.of(BATCH_MARK), zigzag(end - start), ...records.slice(start, end), Buffer.of(0)]), first: start, count: end - start });
+    out.push({ data: Buffer.concat([Buffer.of(mark), zigzag(end - start), ...records.slice(start, end), Buffer.of(0)]), first: start, count: end - start });
     start = end;
   }
   return out;
@@ -146,12 +155,26 @@ export function decodeCallResults(data: Uint8Array): IdentifiedResult[] { return
 /** Many events in one stream message: one publish, one delivery, one ack for all of them. */
 export const eventBatchType = avro.Type.forSchema({ type: 'array', items: eventRecordType });
 
+/** Event batches of version 2 records start with this byte (odd, like BATCH_MARK, so never a single record). */
+export const EVENT_BATCH_MARK = 0x03;
+export const eventBatchV2Type = avro.Type.forSchema({ type: 'array', items: eventRecordV2Type });
+
 const toWireEvent = (e: EventRecord) => ({ ...e, properties: JSON.stringify(e.properties) });
-const fromWireEvent = (r: any): EventRecord => ({
-  id: r.id, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId, profileId: r.profileId,
-  environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
-  timestamp: r.timestamp, receivedAt: r.receivedAt, messageId: r.messageId,
-});
+const toWireEventV2 = (e: EventRecord) => ({ ...e, properties: JSON.stringify(e.properties), context: e.context ? JSON.stringify(e.context) : null });
+const fromWireEvent = (r: any): EventRecord => {
+  const e: EventRecord = {
+    id: r.id, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId, profileId: r.profileId,
+    environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
+    timestamp: r.timestamp, receivedAt: r.receivedAt, messageId: r.messageId,
+  };
+  if (typeof r.context === 'string') e.context = JSON.parse(r.context);
+  return e;
+};
+
+/** A version 2 record, for `batchMessages(…, EVENT_BATCH_MARK)`: what the event stream publishes. */
+export function encodeEvent(e: EventRecord): Buffer {
+  return eventRecordV2Type.toBuffer(toWireEventV2(e));
+}
 
 export function encodeEventRecord(e: EventRecord): Buffer {
   return eventRecordType.toBuffer(toWireEvent(e));
@@ -161,9 +184,13 @@ export function decodeEventRecord(data: Uint8Array): EventRecord {
   return fromWireEvent(eventRecordType.fromBuffer(asBuffer(data)));
 }
 
-/** A batch message (BATCH_MARK, then EventRecords), or one EventRecord of an earlier version. */
+/**
+ * A batch message (EVENT_BATCH_MARK, then version 2 records; or BATCH_MARK, then version 1 records
+ * as earlier versions published), or one version 1 EventRecord of an even earlier version.
+ */
 export function decodeEvents(data: Uint8Array): EventRecord[] {
   const buf = asBuffer(data);
+  if (buf[0] === EVENT_BATCH_MARK) return (eventBatchV2Type.fromBuffer(buf.subarray(1)) as any[]).map(fromWireEvent);
   if (buf[0] === BATCH_MARK) return (eventBatchType.fromBuffer(buf.subarray(1)) as any[]).map(fromWireEvent);
   return [fromWireEvent(eventRecordType.fromBuffer(buf))];
 }

@@ -139,6 +139,7 @@ const SECURITY: Record<Exclude<Scheme, 'none' | 'signature'>, string> = {
   session: 'idpSession',
   deployKey: 'orgDeployKey',
   pipelineKey: 'orgPipelineKey',
+  writeKey: 'segmentWriteKey',
 };
 
 /**
@@ -241,7 +242,7 @@ groups profiles into segments, and runs durable per-profile journeys pushed from
 ${errorTable()}
 
 \`over_quota\` and \`rate_limited\` answers carry a \`Retry-After\` header. The ${journeyCodes} codes are journey execution failures:
-they appear in an execution's \`error\` and in journal results, never as HTTP statuses. A \`/v1/sources/{sourceId}/webhook\` answer is plain text, not the envelope.
+they appear in an execution's \`error\` and in journal results, never as HTTP statuses. A \`/v1/sources/{sourceId}/webhook\` answer is plain text, and \`/segment/v1/...\` answers follow Segment's conventions (\`{ success, code, message }\`), not the envelope.
 
 ## Authentication
 
@@ -254,6 +255,7 @@ All credentials are HTTP bearer tokens. Every credential is bound to one org; a 
 | \`idpSession\` | session JWT for the org, role \`org:admin\` or \`org:member\` (built-in issuer via the operator routes, or an external identity provider: issuer + JWKS URL, org id and role as claims) | the dashboard API |
 | \`orgDeployKey\` | org key with the \`deploy\` scope | the release lifecycle only (executions, artifacts, journeys, \`GET /v1/users/me\`); acts as \`org:admin\` there |
 | \`orgPipelineKey\` | org pipeline key | push creation, artifacts and \`GET /v1/users/me\` |
+| \`segmentWriteKey\` | source write key (\`POST /v1/sources/{id}/write-keys\`), as Basic auth \`base64(writeKey + ":")\` or \`writeKey\` in the body; public by nature | \`/segment/v1/...\` only, into its own source only |
 
 Health routes and \`/openapi.json\` need no credential. The source webhook receiver needs no bearer: the provider's signature authorizes.
 Catalog, segment, webhook, app and source mutations, \`PATCH /v1/settings\` and \`PATCH /v1/journeys/{key}\` require \`org:admin\`.
@@ -362,7 +364,8 @@ function buildOpenApi(list: RouteDef[]): JsonObject {
       const out: JsonObject = { description: res.description };
       const headers: JsonObject = {};
       if (r.auth[0] !== 'signature') {
-        headers['x-request-id'] = { description: 'The request id (also `meta.requestId`).', schema: { type: 'string' } };
+        // Segment-style answers carry no `meta`.
+        headers['x-request-id'] = { description: r.tag === 'segment' ? 'The request id.' : 'The request id (also `meta.requestId`).', schema: { type: 'string' } };
       }
       if (status === '429') headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
       if (r.method === 'HEAD' && status === '200') headers['content-length'] = { description: 'Size of the artifact in bytes.', schema: { type: 'integer' } };
@@ -393,6 +396,7 @@ function buildOpenApi(list: RouteDef[]): JsonObject {
     events: 'Event and profile reads.',
     journeys: 'Journeys filed by pushes, and enabling them.',
     emails: 'E-mails sent by journeys.',
+    segment: 'Segment-compatible ingestion: Segment\'s tracking API under `/segment/v1`, so Segment\'s SDKs send to headwater unmodified (source write key). Answers follow Segment\'s conventions, not the envelope.',
   };
 
   return {
@@ -409,6 +413,7 @@ function buildOpenApi(list: RouteDef[]): JsonObject {
         idpSession: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session token for the active org (role `org:admin` or `org:member`).' },
         orgDeployKey: { type: 'http', scheme: 'bearer', description: 'Org key with the `deploy` scope: the release lifecycle only, acting as `org:admin` there.' },
         orgPipelineKey: { type: 'http', scheme: 'bearer', description: 'Org pipeline key: push creation, artifacts and `GET /v1/users/me`.' },
+        segmentWriteKey: { type: 'http', scheme: 'basic', description: 'A source write key as the Basic user name with an empty password (`base64(writeKey + ":")`), or `writeKey` in the body: `/segment/v1/...` only, into its source only.' },
       },
     },
   };

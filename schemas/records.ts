@@ -10,7 +10,11 @@ export interface Identifiers { anonymousId?: string; userId?: string; idpId?: st
 /** The validated `data` of an identify call (sourceId already resolved into the envelope). */
 export interface IdentifyBody { identifiers: Identifiers; traits?: Record<string, unknown>; timestamp?: string; messageId?: string }
 /** The validated `data` of a track call. */
-export interface TrackBody { identifiers: Identifiers; event: string; properties?: Record<string, unknown>; timestamp?: string; messageId: string }
+export interface TrackBody {
+  identifiers: Identifiers; event: string; properties?: Record<string, unknown>; timestamp?: string; messageId: string;
+  /** Where the call came from (library, page, userAgent, ip, ...): kept with the event, outside the tracking plan. */
+  context?: Record<string, unknown>;
+}
 
 /** One ingestion call as it travels on the stream (Avro-encoded there). */
 export interface IngestCall {
@@ -49,6 +53,8 @@ export interface EventRecord {
   timestamp: string;
   receivedAt: string;
   messageId: string | null;
+  /** The call's `context`, when it had one (Segment-compatible calls). */
+  context?: Record<string, unknown>;
 }
 
 /** The outcome of processing one batch of calls in a worker. */

@@ -59,6 +59,9 @@ export const EventSchema = Type.Object(
     timestamp: DateTime,
     receivedAt: DateTime,
     messageId: Nullable(Type.String()),
+    context: Type.Optional(AnyObject({
+      description: 'Where the call came from (`library`, `page`, `userAgent`, `ip`, ...), present when the call carried one (Segment-compatible calls). Kept as sent, outside the tracking plan: no catalog entry, no governance.',
+    })),
   },
   { title: 'Event' },
 );
@@ -131,6 +134,22 @@ export const SourceSchema = Type.Object(
     archivedAt: Nullable(DateTime),
   },
   { title: 'Source' },
+);
+
+export const WriteKeySchema = Type.Object(
+  {
+    id: Id,
+    writeKey: Nullable(Type.String(), {
+      description: 'The key (`hww_` + 43 characters), shown only in the answer that created it; `null` in lists (only its sha256 is stored).',
+    }),
+    prefix: Type.String({ description: 'The first 12 characters of the key, to tell keys apart.' }),
+    sourceId: Id,
+    createdAt: DateTime,
+  },
+  {
+    title: 'WriteKey',
+    description: 'A Segment-compatible ingestion credential of one source: valid only on `/segment/v1/...` and only into its source. Public by nature (it ships inside web pages and apps).',
+  },
 );
 
 // ---------------------------------------------------------------- segments

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 
 // Credential schemes (interface.md "Authentication", decisions §1-2).
-export type Scheme = 'none' | 'operator' | 'session' | 'apiKey' | 'deployKey' | 'pipelineKey' | 'signature';
+export type Scheme = 'none' | 'operator' | 'session' | 'apiKey' | 'deployKey' | 'pipelineKey' | 'signature' | 'writeKey';
 
 export interface ResponseDef {
   description: string;
@@ -15,7 +15,7 @@ export interface ResponseDef {
 export interface RouteDef {
   /** operationId, also the prefix of the generated validator names. camelCase, unique. */
   id: string;
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'HEAD';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'HEAD' | 'OPTIONS';
   /** OpenAPI path template, e.g. /v1/apps/{id}. */
   path: string;
   tag: string;
@@ -28,6 +28,8 @@ export interface RouteDef {
   query?: TSchema;
   /** Full JSON request body (including the `data` wrapper). */
   body?: TSchema;
+  /** An empty request body stands for `{ "data": {} }`. */
+  optionalBody?: boolean;
   /** A non-JSON request body (raw bytes, provider payloads): its media type. */
   rawBody?: string;
   /** Documentation only (never compiled into a validator): the shape of a `rawBody`. */

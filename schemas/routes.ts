@@ -14,8 +14,9 @@ import {
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
   SegmentWithCountSchema, SessionSchema, SettingsSchema, SourceSchema, TypeName, UsersMeSchema,
-  WebhookDeliverySchema, WebhookSchema,
+  WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
 } from './resources.js';
+import { segmentRoutes } from './segment-routes.js';
 
 // ---------------------------------------------------------------- builder
 
@@ -118,6 +119,9 @@ const TrackData = Type.Object(
     properties: Type.Optional(AnyObject()),
     timestamp: Type.Optional(Type.String({ format: 'date-time', description: 'Defaults to `receivedAt`.' })),
     messageId: MessageId('Dedup key, per (org, app) and permanent.'),
+    context: Type.Optional(AnyObject({
+      description: 'Where the call came from (`library`, `page`, `userAgent`, `ip`, ...): kept with the event as sent (`Event.context`), outside the tracking plan (no catalog entry, no governance).',
+    })),
   },
   { title: 'TrackData' },
 );
@@ -418,6 +422,33 @@ export const routes: RouteDef[] = [
       403: text('`source archived`'),
       404: text('`unknown source`'),
     },
+  }),
+  route({
+    id: 'writeKeysCreate', method: 'POST', path: '/v1/sources/{id}/write-keys', tag: 'sources', auth: ['session'], admin: true,
+    summary: 'Create a write key for a source',
+    description:
+      'A write key is the credential of Segment\'s SDKs (`/segment/v1/...`): valid only there and only into this source, public by nature. ' +
+      'A source may have several live keys, so a key can be rotated without a gap. The key appears in this answer only (only its sha256 is stored). ' +
+      'The body may be empty or `{ "data": {} }`.',
+    params: Params('id'),
+    body: Body(Type.Object({})),
+    optionalBody: true,
+    ok: { 201: json('The WriteKey, `writeKey` included.', Data(WriteKeySchema)) },
+    errors: { 409: '`conflict`: the source is archived.' },
+  }),
+  route({
+    id: 'writeKeysList', method: 'GET', path: '/v1/sources/{id}/write-keys', tag: 'sources', auth: ['session'],
+    summary: 'List a source\'s live write keys',
+    description: 'Oldest first. `writeKey` is null (only its hash is stored); `prefix` tells keys apart.',
+    params: Params('id'),
+    ok: { 200: json('The live write keys.', Data(Type.Array(WriteKeySchema))) },
+  }),
+  route({
+    id: 'writeKeysDelete', method: 'DELETE', path: '/v1/sources/{id}/write-keys/{keyId}', tag: 'sources', auth: ['session'], admin: true,
+    summary: 'Delete a write key',
+    description: 'Every front end refuses the key (401) within a second.',
+    params: Params('id', 'keyId'),
+    ok: { 200: json('Deleted.', Data(DeletedSchema)) },
   }),
 
   // ------------------------------------------------------------ segments
@@ -763,4 +794,7 @@ export const routes: RouteDef[] = [
     query: PageQuery,
     ok: { 200: json('A page of e-mails, newest first.', List(EmailSchema)) },
   }),
+
+  // ------------------------------------------------------------ Segment-compatible ingestion
+  ...segmentRoutes,
 ];

@@ -201,7 +201,9 @@ function paramCases(r: RouteDef): Case[] {
   const out: Case[] = [];
   const body = BASE[r.id] !== undefined ? JSON.stringify({ data: BASE[r.id] }) : undefined;
   for (const name of Object.keys(values)) {
-    for (const bad of BAD_SEGMENTS) out.push({ route: r, label: `path {${name}} = ${bad.slice(0, 20)}`, path: fill(r, { ...values, [name]: bad }), body, contentType: 'application/json', mustRefuse: true });
+    for (const bad of BAD_SEGMENTS) out.push({ route: r, label: `path {${name}} = ${bad.slice(0, 20)}`, path: fill(r, { ...values, [name]: bad }), body, contentType: 'application/json',
+      // A CORS preflight answers any well-formed path (a long one included).
+      mustRefuse: !(r.method === 'OPTIONS' && bad.startsWith('x')) });
   }
   const props = Object.keys((r.query as any)?.properties ?? {});
   for (const q of [...props, 'unknown\u0000']) {
@@ -227,6 +229,10 @@ function judge(c: Case, res: Res): string | null {
   // The receiver answers in plain text; a path that does not decode matches no route (404 envelope).
   if (r.auth.includes('signature') && /^text\/plain/.test(res.headers.get('content-type') ?? '')) return null;
   if (r.method === 'HEAD') return null;
+  // Segment-compatible routes answer in Segment's shape: { success: false, code, message }.
+  if (r.tag === 'segment' && res.body?.success === false) {
+    return ERROR_CODES.includes(res.body.code) && typeof res.body.message === 'string' ? null : `not a Segment error answer: ${res.text.slice(0, 200)}`;
+  }
   const code = res.body?.error?.code;
   if (!ERROR_CODES.includes(code)) return `no registered error code: ${res.text.slice(0, 200)}`;
   if (typeof res.body?.error?.message !== 'string' || !res.body.error.message) return 'no error message';

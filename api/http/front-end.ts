@@ -22,6 +22,8 @@ export interface Exchange {
   header(name: string): string;
   /** Every request header, lower-case names. Same constraint as header(). */
   headers(): Record<string, string>;
+  /** The peer's address as text. Same constraint as header(). */
+  remoteAddress(): string;
   /** Sets the one handler run when the client goes away before the answer is written. Set it
    * during the synchronous handler call. */
   onAborted(cb: () => void): void;

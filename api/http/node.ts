@@ -38,6 +38,7 @@ class NodeExchange implements Exchange {
     for (const k in this.req.headers) h[k] = this.header(k);
     return h;
   }
+  remoteAddress() { return this.req.socket.remoteAddress ?? ''; }
   onAborted(cb: () => void) { this.aborted = cb; }
   onData(cb: (chunk: Buffer, last: boolean) => void) {
     this.req.on('data', (c: Buffer) => cb(c, false));

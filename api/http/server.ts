@@ -38,6 +38,8 @@ export interface Req {
   /** The body as it arrives, for `streamBody` routes (the limit is enforced while it is read). */
   stream: BodyStream | null;
   headers: Record<string, string>;
+  /** The peer's address, for routes that copy every header (`allHeaders`). */
+  remoteAddress?: string;
   principal: Principal;
   /** Items of the route's `items` array refused for unstorable strings: index -> message. */
   refused?: Map<number, string>;
@@ -72,6 +74,10 @@ export interface RouteSpec {
   /** Override of the global body limit (artifacts) and the error code it yields. */
   bodyLimit?: number;
   bodyLimitCode?: 'payload_too_large' | 'artifact_too_large';
+  /** The answer to a body over the limit, replacing the error envelope (Segment's routes answer 400). */
+  onTooLarge?: (req: Req) => Reply;
+  /** An empty body stands for `{ "data": {} }`. */
+  optionalBody?: boolean;
   /** Copy every request header (receivers that verify signatures). */
   allHeaders?: boolean;
   /** JSON pointer of a body array whose members are judged one by one (batch calls). */
@@ -126,16 +132,17 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let inFlight = 0;
   let closing = false;
 
-  const send = (ex: Exchange, requestId: string, reply: Reply) => {
+  /** `close`: the request body was not read to its end, so the connection cannot carry another. */
+  const send = (ex: Exchange, requestId: string, reply: Reply, close?: boolean) => {
     const status = reply.status ?? 200;
     if (reply.headLength !== undefined || ex.method === 'HEAD') {
-      ex.respond({ status, requestId, headers: reply.headers, headLength: reply.headLength ?? 0 });
+      ex.respond({ status, requestId, headers: reply.headers, headLength: reply.headLength ?? 0, close });
     } else if (reply.raw !== undefined) {
-      ex.respond({ status, requestId, headers: reply.headers, contentType: reply.contentType ?? 'application/octet-stream', body: reply.raw });
+      ex.respond({ status, requestId, headers: reply.headers, contentType: reply.contentType ?? 'application/octet-stream', body: reply.raw, close });
     } else {
       const meta = reply.meta ? { ...reply.meta, requestId } : { requestId };
       const body = JSON.stringify(reply.data === undefined ? { meta } : { data: reply.data, meta });
-      ex.respond({ status, requestId, headers: reply.headers, contentType: 'application/json', body });
+      ex.respond({ status, requestId, headers: reply.headers, contentType: 'application/json', body, close });
     }
   };
 
@@ -161,11 +168,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   };
 
   const run = async (route: RouteSpec, req: Req, authorization: string, contentType: string, body: Buffer | null) => {
-    req.principal = route.auth.includes('none') || route.auth.includes('signature')
+    // `signature` and `writeKey` routes authenticate in their handler (the credential is not a bearer).
+    req.principal = route.auth.includes('none') || route.auth.includes('signature') || route.auth.includes('writeKey')
       ? NO_PRINCIPAL
       : await opts.authenticate(authorization, route);
     if (route.streamBody) { /* req.stream is set by the front end */ }
     else if (route.rawBody) req.raw = body;
+    else if (BODY_METHODS.has(req.method) && route.optionalBody && (!body || body.length === 0)) req.body = { data: {} };
     else if (BODY_METHODS.has(req.method)) {
       if (!body || body.length === 0) throw new HttpError('malformed_request', 'request body is required');
       if (!isJsonContentType(contentType)) throw new HttpError('malformed_request', 'content-type must be application/json');
@@ -205,6 +214,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       method, path, requestId, params: m.params, query: parseQuery(ex.query), body: undefined,
       raw: null, stream: null, headers: route.allHeaders ? ex.headers() : {}, principal: NO_PRINCIPAL,
     };
+    if (route.allHeaders) req.remoteAddress = ex.remoteAddress();
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
     let released = false;
@@ -221,9 +231,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
 
     const limit = route.bodyLimit ?? opts.bodyLimit;
     const tooLarge = () => new HttpError(route.bodyLimitCode ?? 'payload_too_large', `body exceeds ${limit} bytes`);
+    const refuseTooLarge = () => {
+      if (route.onTooLarge) send(ex, requestId, route.onTooLarge(req), true);
+      else sendError(ex, requestId, tooLarge(), true);
+    };
     if (contentLength && Number(contentLength) > limit) {
       // Answer at once: nothing past the limit is buffered.
-      sendError(ex, requestId, tooLarge(), true);
+      refuseTooLarge();
       release();
       return;
     }
@@ -258,7 +272,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       size += chunk.byteLength;
       if (size > limit) {
         over = true;
-        sendError(ex, requestId, tooLarge(), true);
+        refuseTooLarge();
         release();
         return;
       }

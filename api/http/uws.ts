@@ -78,6 +78,7 @@ class UwsExchange implements Exchange {
 
   header(name: string) { return this.req.getHeader(name); }
   headers() { const h: Record<string, string> = {}; this.req.forEach((k, v) => { h[k] = v; }); return h; }
+  remoteAddress() { return Buffer.from(this.res.getRemoteAddressAsText()).toString('utf8'); }
   onAborted(cb: () => void) { this.aborted = cb; }
   onData(cb: (chunk: Buffer, last: boolean) => void) {
     // uWS reuses the chunk's memory after the callback: hand out a copy.

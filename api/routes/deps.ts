@@ -45,7 +45,7 @@ export function createBinder(server: HttpServer, defs: RouteDef[], validators: R
     const def = defs.find((d) => d.method === method && d.path === path);
     if (!def) throw new Error(`route ${method} ${path} is not in schemas/routes.ts`);
     server.add({
-      method, path, auth: def.auth, admin: def.admin, rawBody: !!def.rawBody,
+      method, path, auth: def.auth, admin: def.admin, rawBody: !!def.rawBody, optionalBody: !!def.optionalBody,
       validators: { body: validators[`${def.id}_body`], query: validators[`${def.id}_query`], params: validators[`${def.id}_params`] },
       handler, ...extra,
     });

@@ -50,16 +50,20 @@ export function profileRoutes(bind: Bind, d: Deps) {
     // FINAL collapses re-emitted duplicates (same event id) that a redelivery may have inserted.
     const rs = await d.ch.query({
       query: `SELECT id, org_id, app_id, source_id, profile_id, environment, event, properties,
-                toString(timestamp) AS ts, toString(received_at) AS rts, message_id
+                toString(timestamp) AS ts, toString(received_at) AS rts, message_id, context
               FROM events FINAL WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, id DESC LIMIT {lim:UInt32}`,
       query_params: params, format: 'JSONEachRow',
     });
     const rows = (await rs.json()) as any[];
-    return page(rows, q.limit, (r) => [r.ts, r.id], (r) => ({
-      id: r.id, orgId: r.org_id, appId: r.app_id, sourceId: r.source_id, profileId: r.profile_id,
-      environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
-      timestamp: isoOf(r.ts), receivedAt: isoOf(r.rts), messageId: r.message_id,
-    }));
+    return page(rows, q.limit, (r) => [r.ts, r.id], (r) => {
+      const e: Record<string, unknown> = {
+        id: r.id, orgId: r.org_id, appId: r.app_id, sourceId: r.source_id, profileId: r.profile_id,
+        environment: r.environment, event: r.event, properties: JSON.parse(r.properties),
+        timestamp: isoOf(r.ts), receivedAt: isoOf(r.rts), messageId: r.message_id,
+      };
+      if (r.context) e.context = JSON.parse(r.context);
+      return e;
+    });
   });
 }
 

@@ -18,6 +18,7 @@ export async function insertEvents(ch: ClickHouseClient, events: EventRecord[]):
         org_id: e.orgId, app_id: e.appId, source_id: e.sourceId, profile_id: e.profileId, id: e.id,
         environment: e.environment, event: e.event, properties: JSON.stringify(e.properties),
         timestamp: chTime(e.timestamp), received_at: chTime(e.receivedAt), message_id: e.messageId,
+        context: e.context ? JSON.stringify(e.context) : '',
       })),
     });
   }

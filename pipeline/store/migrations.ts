@@ -18,11 +18,12 @@ import { pg010 } from './migrations/pg-010-dead-letters.js';
 import { pg011 } from './migrations/pg-011-fast-track-history.js';
 import { pg012 } from './migrations/pg-012-webhooks.js';
 import { pg013 } from './migrations/pg-013-journeys.js';
+import { pg014 } from './migrations/pg-014-write-keys.js';
 
 export type { Migration };
 
 // One file per step under ./migrations/; the list below is the order. Versions are never reused.
-export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013];
+export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013, pg014];
 
 export const CH_MIGRATIONS: Migration[] = [
   {
@@ -45,6 +46,13 @@ export const CH_MIGRATIONS: Migration[] = [
       ) ENGINE = ReplacingMergeTree
       ORDER BY (org_id, app_id, id)`,
     ],
+  },
+  {
+    // The call's `context` (JSON; '' when it had none), kept beside the properties and outside the
+    // tracking plan.
+    version: 2,
+    name: 'event context',
+    statements: [`ALTER TABLE events ADD COLUMN IF NOT EXISTS context String DEFAULT ''`],
   },
 ];
 
