@@ -1,11 +1,14 @@
 // Building a project's files: self-contained, deterministic bundles (the same bytes from any
 // checkout path or install path), dependencies from the project's own node_modules, and the
-// definition read back from the bundle.
+// definition read back from the bundle; the scaffold type-checks against the exported SDK types.
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { bundleFiles, readDefinition, SDK_FILE } from '../cli/project/index.js';
+import { ROOT, initProject, journeyFile } from './helpers/cli.js';
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'hw-build-'));
@@ -60,4 +63,18 @@ t.test('a definition that is not plain JSON, or loops at load, is refused in one
   const [fn, spin] = await Promise.all(r.value.map(readDefinition));
   t.match(fn, { ok: false, error: /^journeys\/fn\.js: the journey options must be plain JSON: .*circular/i });
   t.match(spin, { ok: false, error: /^journeys\/spin\.js: evaluating it failed: Script execution timed out/ });
+});
+
+t.test('the scaffold type-checks against the exported SDK types', async (t) => {
+  const dir = await initProject(t);
+  // As after `npm install --save-dev headwater` in the project.
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(ROOT, join(dir, 'node_modules', 'headwater'), 'dir');
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = await promisify(execFile)(process.execPath, [tsc, '-p', dir]).then(() => ({ code: 0, out: '' }), (e) => ({ code: e.code as number, out: `${e.stdout}${e.stderr}` }));
+  t.equal(r.code, 0, `tsc -p passes: ${r.out}`);
+  writeFileSync(join(dir, 'journeys/typo.ts'), journeyFile('typo', `await ctx.sleeep('1s');`));
+  const bad = await promisify(execFile)(process.execPath, [tsc, '-p', dir]).then(() => ({ code: 0, out: '' }), (e) => ({ code: e.code as number, out: `${e.stdout}` }));
+  t.not(bad.code, 0, 'a misspelt ctx call is a type error');
+  t.match(bad.out, /sleeep/);
 });
