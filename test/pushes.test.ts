@@ -89,6 +89,7 @@ t.test('each version compiles on its own: a bundle that throws fails only its ke
   const cases: Array<[string, string, RegExp]> = [
     ['throws', journeySource('throws', '', 'throw new Error("boom at load");'), /boom at load/],
     ['loops', journeySource('loops', '', 'while (true) {}'), /did not finish/],
+    ['allocates', journeySource('allocates', '', 'const hoard = []; for (;;) hoard.push(new Uint8Array(1 << 20));'), /memory limit|did not finish/],
     ['wrong-key', journeySource('another-key'), /another-key/],
     ['no-default', 'export const x = 1;', /no default export/],
     ['not-a-definition', 'export default 42;', /number/],

@@ -3,6 +3,7 @@
 // ends), runs each on the Piscina compile pool (a thread, off the event loop and off the ingestion
 // pool), and records `ready` or `failed` per version. A compile that outlives its deadline has its
 // thread terminated and fails its own version only.
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
@@ -19,7 +20,8 @@ export interface CompilerOptions {
   pollMs?: number;
   /** How long a claim holds a version; longer than `timeoutMs`. */
   leaseMs?: number;
-  /** Wall-clock bound of one compile, thread start included; the thread is terminated past it. */
+  /** Wall-clock bound of one compile from the moment its thread starts it (thread start-up not
+   * included); the thread is terminated past it. Default 10 s. */
   timeoutMs?: number;
   /** A version claimed this many times without finishing (its compiles kill the process) fails. */
   maxAttempts?: number;
@@ -36,12 +38,15 @@ export interface Compiler {
   close(): Promise<void>;
 }
 
+/** How long a compile may wait for its thread to start it (thread, QuickJS and esbuild start-up). */
+const STARTUP_MS = 120_000;
+
 interface Claimed { id: string; org_id: string; kind: 'journey' | 'template'; key: string; bundle_digest: string; attempts: number }
 
 export function startCompiler(o: CompilerOptions): Compiler {
   const threads = Math.max(1, o.threads ?? 1);
   const leaseMs = o.leaseMs ?? 60_000;
-  const timeoutMs = o.timeoutMs ?? 30_000;
+  const timeoutMs = o.timeoutMs ?? 10_000;
   const maxAttempts = o.maxAttempts ?? 3;
   const piscina = new Piscina({ filename: o.taskModule, minThreads: 0, maxThreads: threads, idleTimeout: 30_000 });
   let closed = false;
@@ -79,18 +84,28 @@ export function startCompiler(o: CompilerOptions): Compiler {
     if (!bundle) { await finish(v, { ok: false, error: `bundle artifact ${v.bundle_digest} is not stored` }); return; }
     const task: CompileInput & { limits: LoadLimits } = { kind: v.kind, key: v.key, bundle, limits: o.limits ?? DEFAULT_LOAD_LIMITS };
     let out: CompileOutput;
+    // The deadline runs from the moment the thread starts this compile (it says so on `started`):
+    // a thread's first task also starts the thread, QuickJS and esbuild, seconds on a loaded machine.
+    const { port1, port2 } = new MessageChannel();
+    const ac = new AbortController();
+    let timer = setTimeout(() => ac.abort(), STARTUP_MS);
+    port1.once('message', () => { clearTimeout(timer); timer = setTimeout(() => ac.abort(), timeoutMs); });
     try {
-      out = await piscina.run(task, { signal: AbortSignal.timeout(timeoutMs) }) as CompileOutput;
+      out = await piscina.run({ ...task, started: port2 }, { signal: ac.signal, transferList: [port2] }) as CompileOutput;
     } catch (err) {
       const aborted = (err as Error)?.name === 'AbortError' || /abort/i.test(String((err as Error)?.message));
-      // A bundle that loops is stopped inside the sandbox; the thread outliving its deadline is
-      // rarer (an overloaded machine, a pathological allocation pattern): try again, then fail.
-      if (aborted && v.attempts < maxAttempts) {
+      // A bundle that loops is stopped inside the sandbox. The thread outlives its deadline when
+      // QuickJS is stuck in one native operation (allocating towards its memory cap takes it 10-70 s)
+      // or on an overloaded machine: try once more, then fail.
+      if (aborted && v.attempts < 2) {
         await o.pool.query(`UPDATE versions SET lease_until = NULL WHERE id = $1 AND status = 'compiling'`, [v.id]);
         again = true;
         return;
       }
       out = { ok: false, error: aborted ? `compile did not finish within ${timeoutMs} ms` : `compile failed: ${String((err as Error)?.message ?? err)}` };
+    } finally {
+      clearTimeout(timer);
+      port1.close();
     }
     const t = Date.now();
     await finish(v, out);
