@@ -11,11 +11,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ALLOWED: Record<string, string[]> = {
   lib: [],
   schemas: ['lib'],
-  pipeline: ['schemas', 'lib'],
-  workers: ['pipeline', 'schemas', 'lib'],
+  runtime: ['schemas', 'lib'],
+  pipeline: ['runtime', 'schemas', 'lib'],
+  workers: ['pipeline', 'runtime', 'schemas', 'lib'],
   ingest: ['api', 'pipeline', 'schemas', 'lib'],
-  api: ['ingest', 'workers', 'pipeline', 'schemas', 'lib'],
-  cli: ['api', 'ingest', 'workers', 'pipeline', 'schemas', 'lib'],
+  api: ['ingest', 'workers', 'pipeline', 'runtime', 'schemas', 'lib'],
+  cli: ['api', 'ingest', 'workers', 'pipeline', 'runtime', 'schemas', 'lib'],
 };
 
 function sources(dir: string): string[] {
