@@ -46,7 +46,7 @@ function startClock(event: Record<string, unknown>): number {
 const short = (s: string) => (s.length > 200 ? `${s.slice(0, 200)}...` : s);
 const cleanText = (s: string) => s.replace(/\u0000/g, '\ufffd').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
-export async function activate(module: QuickJSWASMModule, input: ActivationInput): Promise<Activation & { poisoned: boolean }> {
+export async function activate(module: QuickJSWASMModule, prelude: string, input: ActivationInput): Promise<Activation & { poisoned: boolean }> {
   const limits = resolveLimits(input.limits);
   const began = performance.now();
   const deadline = began + limits.wallMs;
@@ -86,7 +86,7 @@ export async function activate(module: QuickJSWASMModule, input: ActivationInput
     },
     done() { outcome ??= 'done'; },
     fail(message) { outcome ??= sb.failWith(message); },
-  }, { seed: input.execution.seed, clock });
+  }, { seed: input.execution.seed, clock, prelude });
 
   const stats = () => ({ replayed: Math.min(consumed, recorded.length), hostCalls, fuelUsed: sb.fuelUsed, wallMs: Math.round(performance.now() - began) });
   const end = (a: Activation): Activation & { poisoned: boolean } => { sb.dispose(); return { ...a, poisoned: sb.poisoned }; };

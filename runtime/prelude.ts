@@ -18,44 +18,19 @@ var clock = host.clock, position = 0;
 
 function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false }); }
 
-// ---- clock: Date.now() and new Date() read the execution's virtual clock; local time is UTC
-var RealDate = Date, DP = RealDate.prototype, UTC = RealDate.UTC, realParse = RealDate.parse;
-var getTime = DP.getTime, toUTCString = DP.toUTCString;
-function parseUTC(s) { s = String(s); var z = realParse(s + 'Z'); return z === z ? z : realParse(s); }
-function HDate(a) {
-  if (!new.target) return fmt(new RealDate(clock), 3);
-  var n = arguments.length, t;
-  if (n === 0) t = clock;
-  else if (n === 1) t = typeof a === 'string' ? parseUTC(a) : apply(getTime, construct(RealDate, [a]), []);
-  else t = apply(UTC, null, arguments);
-  return construct(RealDate, [t], new.target);
+// ---- clock: Date.now() and new Date() read the execution's virtual clock; local time is UTC.
+// Compiling the Date replacement is most of the prelude's cost and most journeys never touch Date,
+// so it is compiled on the first read of the global (no Date object exists before that read).
+var RealDate = Date, evaluate = eval, HDate = null;
+function installDate() {
+  if (!HDate) HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide);
+  return HDate;
 }
-function fmt(d, part) {
-  if (apply(getTime, d, []) !== apply(getTime, d, [])) return 'Invalid Date';
-  var u = apply(toUTCString, d, []), m = /^(\\w{3}), (\\d{2}) (\\w{3}) (-?\\d+) (\\d{2}:\\d{2}:\\d{2}) GMT$/.exec(u);
-  if (!m) return u;
-  var date = m[1] + ' ' + m[3] + ' ' + m[2] + ' ' + m[4], time = m[5] + ' GMT+0000 (Coordinated Universal Time)';
-  return part === 1 ? date : part === 2 ? time : date + ' ' + time;
-}
-HDate.prototype = DP;
-hide(DP, 'constructor', HDate);
-defineProperty(HDate, 'length', { value: 7 });
-hide(HDate, 'now', function now() { return clock; });
-hide(HDate, 'parse', function parse(s) { return parseUTC(s); });
-hide(HDate, 'UTC', UTC);
-['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds', 'Milliseconds'].forEach(function (n) {
-  hide(DP, 'get' + n, DP['getUTC' + n]);
-  if (n !== 'Day') hide(DP, 'set' + n, DP['setUTC' + n]);
+defineProperty(globalThis, 'Date', {
+  get: installDate,
+  set: function (v) { defineProperty(globalThis, 'Date', { value: v, writable: true, configurable: true, enumerable: false }); },
+  configurable: true, enumerable: false,
 });
-hide(DP, 'getYear', function getYear() { return this.getUTCFullYear() - 1900; });
-hide(DP, 'getTimezoneOffset', function getTimezoneOffset() { return 0; });
-hide(DP, 'toString', function toString() { return fmt(this, 3); });
-hide(DP, 'toDateString', function toDateString() { return fmt(this, 1); });
-hide(DP, 'toTimeString', function toTimeString() { return fmt(this, 2); });
-hide(DP, 'toLocaleString', function toLocaleString() { return fmt(this, 3); });
-hide(DP, 'toLocaleDateString', function toLocaleDateString() { return fmt(this, 1); });
-hide(DP, 'toLocaleTimeString', function toLocaleTimeString() { return fmt(this, 2); });
-hide(globalThis, 'Date', HDate);
 
 // ---- randomness: Math.random is a PRNG seeded from (execution seed, call position)
 var ra = 0, rb = 0, rc = 0, rd = 0, rpos = -1;
@@ -153,3 +128,46 @@ function start(kind, input) {
 }
 return [settle, start];
 })(globalThis.${HOST_GLOBAL})`;
+
+/** The Date replacement, compiled on first use: (RealDate, clockNow, hide) => Date. */
+export const DATE_SOURCE = `(function (RealDate, clockNow, hide) {
+'use strict';
+var defineProperty = Object.defineProperty, construct = Reflect.construct, apply = Reflect.apply;
+var DP = RealDate.prototype, UTC = RealDate.UTC, realParse = RealDate.parse;
+var getTime = DP.getTime, toUTCString = DP.toUTCString;
+function parseUTC(s) { s = String(s); var z = realParse(s + 'Z'); return z === z ? z : realParse(s); }
+function HDate(a) {
+  if (!new.target) return fmt(new RealDate(clockNow()), 3);
+  var n = arguments.length, t;
+  if (n === 0) t = clockNow();
+  else if (n === 1) t = typeof a === 'string' ? parseUTC(a) : apply(getTime, construct(RealDate, [a]), []);
+  else t = apply(UTC, null, arguments);
+  return construct(RealDate, [t], new.target);
+}
+function fmt(d, part) {
+  if (apply(getTime, d, []) !== apply(getTime, d, [])) return 'Invalid Date';
+  var u = apply(toUTCString, d, []), m = /^(\\w{3}), (\\d{2}) (\\w{3}) (-?\\d+) (\\d{2}:\\d{2}:\\d{2}) GMT$/.exec(u);
+  if (!m) return u;
+  var date = m[1] + ' ' + m[3] + ' ' + m[2] + ' ' + m[4], time = m[5] + ' GMT+0000 (Coordinated Universal Time)';
+  return part === 1 ? date : part === 2 ? time : date + ' ' + time;
+}
+HDate.prototype = DP;
+hide(DP, 'constructor', HDate);
+defineProperty(HDate, 'length', { value: 7 });
+hide(HDate, 'now', function now() { return clockNow(); });
+hide(HDate, 'parse', function parse(s) { return parseUTC(s); });
+hide(HDate, 'UTC', UTC);
+['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds', 'Milliseconds'].forEach(function (n) {
+  hide(DP, 'get' + n, DP['getUTC' + n]);
+  if (n !== 'Day') hide(DP, 'set' + n, DP['setUTC' + n]);
+});
+hide(DP, 'getYear', function getYear() { return this.getUTCFullYear() - 1900; });
+hide(DP, 'getTimezoneOffset', function getTimezoneOffset() { return 0; });
+hide(DP, 'toString', function toString() { return fmt(this, 3); });
+hide(DP, 'toDateString', function toDateString() { return fmt(this, 1); });
+hide(DP, 'toTimeString', function toTimeString() { return fmt(this, 2); });
+hide(DP, 'toLocaleString', function toLocaleString() { return fmt(this, 3); });
+hide(DP, 'toLocaleDateString', function toLocaleDateString() { return fmt(this, 1); });
+hide(DP, 'toLocaleTimeString', function toLocaleTimeString() { return fmt(this, 2); });
+return HDate;
+})`;

@@ -27,7 +27,7 @@ function checkOutput(json: string): { subject: string; html: string; text: strin
   return { subject, html: html as string, text: text as string };
 }
 
-export async function renderTemplate(module: QuickJSWASMModule, input: RenderInput): Promise<RenderResult & { poisoned: boolean }> {
+export async function renderTemplate(module: QuickJSWASMModule, prelude: string, input: RenderInput): Promise<RenderResult & { poisoned: boolean }> {
   const limits = resolveLimits(input.limits);
   const deadline = performance.now() + limits.wallMs;
   let outcome: { json: string } | Failure | null = null;
@@ -36,7 +36,7 @@ export async function renderTemplate(module: QuickJSWASMModule, input: RenderInp
     log() { /* a template has no log */ },
     done(json) { outcome ??= { json }; },
     fail(message) { outcome ??= sb.failWith(message); },
-  }, { seed: input.seed ?? 'template', clock: input.now ?? Date.now() });
+  }, { seed: input.seed ?? 'template', clock: input.now ?? Date.now(), prelude });
   const failed = (f: Failure) => { sb.dispose(); return { ok: false as const, code: f.code, message: f.message, poisoned: sb.poisoned }; };
   try {
     const f = sb.load(input.code) ?? sb.start('template', canonicalJson(input.props)) ?? sb.pump();

@@ -2,7 +2,7 @@
 // reused: after an out-of-memory error (or a host stack overflow inside WebAssembly) QuickJS can
 // abort while disposing, so such a sandbox is abandoned whole and the owner drops the module.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { HOST_GLOBAL, PRELUDE } from './prelude.js';
+import { DATE_SOURCE, HOST_GLOBAL } from './prelude.js';
 import type { FailureCode, Limits } from './types.js';
 
 export interface Failure { code: FailureCode; message: string }
@@ -32,8 +32,8 @@ export class Sandbox {
   private settleFn: QuickJSHandle | null = null;
   private startFn: QuickJSHandle | null = null;
 
-  constructor(module: QuickJSWASMModule, private readonly limits: Limits, private readonly deadline: number,
-    hooks: SandboxHooks, init: { seed: string; clock: number }) {
+  constructor(module: QuickJSWASMModule, private readonly limits: Limits, deadline: number,
+    hooks: SandboxHooks, private readonly init: { seed: string; clock: number; prelude: string }) {
     this.rt = module.newRuntime();
     this.rt.setMemoryLimit(limits.memoryBytes);
     this.rt.setMaxStackSize(MAX_STACK_BYTES);
@@ -61,6 +61,9 @@ export class Sandbox {
     const seed = vm.newString(init.seed);
     vm.setProp(host, 'seed', seed);
     seed.dispose();
+    const dateSource = vm.newString(DATE_SOURCE);
+    vm.setProp(host, 'dateSource', dateSource);
+    dateSource.dispose();
     const clock = vm.newNumber(init.clock);
     vm.setProp(host, 'clock', clock);
     clock.dispose();
@@ -69,7 +72,7 @@ export class Sandbox {
 
   /** Evaluates the prelude, then the compiled code. */
   load(code: string): Failure | null {
-    const pre = this.guard(() => this.vm.evalCode(PRELUDE, 'prelude.js', { type: 'global', strict: true }));
+    const pre = this.guard(() => this.vm.evalCode(this.init.prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
     if ('failure' in pre) return pre.failure;
     const pair = pre.value;
     this.settleFn = this.vm.getProp(pair, 0);
