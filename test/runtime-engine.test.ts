@@ -331,12 +331,14 @@ t.test('failure codes', async (t) => {
   t.test('runaway allocation exceeds the memory cap; the engine recovers', async (t) => {
     // Filling memory is slow in QuickJS near its cap (collections run often): a small cap keeps this short.
     const code = await journey(`const a = []; for (;;) a.push([a.length, 2, 3, 4, 5, 6, 7, 8]);`);
+    const modules = engine.modulesLoaded;
     failed(t, await run(code, [], fakeHost(), { limits: { memoryBytes: 4 * 1024 * 1024 } }), 'journey_memory_exceeded');
     const caught = await journey(`let a = []; try { for (;;) a.push([a.length, 2, 3, 4, 5, 6, 7, 8]); } catch (e) { a = null; ctx.log.info(String(e)); } await ctx.profile.get();`);
     const b = await run(caught, [], fakeHost(), { limits: { memoryBytes: 4 * 1024 * 1024 } });
     t.ok(b.status === 'completed' || (b.status === 'failed' && b.code === 'journey_memory_exceeded'), `caught inside: ${b.status}`);
     const ok = await run(await journey(`await ctx.profile.get();`));
     t.equal(ok.status, 'completed', 'the next activation runs');
+    t.ok(engine.modulesLoaded > modules, 'on a fresh WebAssembly module');
   });
   t.test('recursion is stopped inside the sandbox; nesting deeper than the host stack is a memory failure', async (t) => {
     failed(t, await run(await journey(`function f() { return f() + 1; } f();`)), 'journey_error', /stack overflow/);
@@ -438,4 +440,29 @@ t.test('templates render in the sandbox', async (t) => {
   const notTemplate = await engine.render({ code: await journey(''), props: {} });
   t.same(!notTemplate.ok && notTemplate.code, 'journey_error');
   t.same((await engine.render({ code, props: { name: 'again' } })).ok, true, 'the engine still renders');
+});
+
+t.test('engines run inside worker threads, one per thread, side by side', async (t) => {
+  const code = await journey(`const me = await ctx.profile.get(); await ctx.traits.set('n', Math.random()); ctx.log.info(me.id + ' ' + Date.now());`);
+  const src = `
+    import { parentPort, workerData } from 'node:worker_threads';
+    const { createEngine } = await import(workerData.mod);
+    const engine = await createEngine();
+    const host = { call: async (c) => ({ ok: true, value: c.name === 'profile.get' ? { id: workerData.who } : null }) };
+    const a = await engine.activate({ code: workerData.code, execution: { id: 'x', runId: 'r', seed: 'same' }, event: workerData.event, journal: [], host });
+    engine.close();
+    parentPort.postMessage(a);`;
+  const { Worker } = await import('node:worker_threads');
+  const mod = new URL('../runtime/mod.js', import.meta.url).href;
+  const runIn = (who: string) => new Promise<Activation>((resolve, reject) => {
+    const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(src)}`), { workerData: { mod, code, event: EVENT, who } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  const [a, b] = await Promise.all([runIn('w1'), runIn('w2')]);
+  t.equal(a.status, 'completed');
+  t.equal(b.status, 'completed');
+  t.same(a.logs.map((l) => l.message), [`w1 ${Date.parse(EVENT.receivedAt)}`]);
+  t.same(b.logs.map((l) => l.message), [`w2 ${Date.parse(EVENT.receivedAt)}`]);
+  t.same(a.journal[1], b.journal[1], 'the same seed draws the same number in each thread');
 });
