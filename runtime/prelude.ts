@@ -23,7 +23,7 @@ function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, config
 // so it is compiled on the first read of the global (no Date object exists before that read).
 var RealDate = Date, evaluate = eval, HDate = null;
 function installDate() {
-  if (!HDate) HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide);
+  if (!HDate) HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide, construct, apply, defineProperty);
   return HDate;
 }
 defineProperty(globalThis, 'Date', {
@@ -129,10 +129,12 @@ function start(kind, input) {
 return [settle, start];
 })(globalThis.${HOST_GLOBAL})`;
 
-/** The Date replacement, compiled on first use: (RealDate, clockNow, hide) => Date. */
-export const DATE_SOURCE = `(function (RealDate, clockNow, hide) {
+/**
+ * The Date replacement, compiled on first use. The built-ins it calls come from the prelude, captured
+ * before any journey code ran: a replaced Reflect.construct must not be handed the real Date.
+ */
+export const DATE_SOURCE = `(function (RealDate, clockNow, hide, construct, apply, defineProperty) {
 'use strict';
-var defineProperty = Object.defineProperty, construct = Reflect.construct, apply = Reflect.apply;
 var DP = RealDate.prototype, UTC = RealDate.UTC, realParse = RealDate.parse;
 var getTime = DP.getTime, toUTCString = DP.toUTCString;
 function parseUTC(s) { s = String(s); var z = realParse(s + 'Z'); return z === z ? z : realParse(s); }

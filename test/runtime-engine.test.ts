@@ -256,6 +256,20 @@ t.test('Date.now and Math.random are the same across replays and differ by posit
   t.not(JSON.parse(other.logs[0]!.message)[2], r0, 'another execution seed draws other numbers');
 });
 
+t.test('replaced built-ins do not hand journey code the real clock', async (t) => {
+  const a = await run(await journey(`
+    let leaked = null;
+    const orig = Reflect.construct, origApply = Reflect.apply;
+    Reflect.construct = function (T, args, nt) { leaked = T; return orig(T, args, nt); };
+    Reflect.apply = function (f, self, args) { leaked = self; return origApply(f, self, args); };
+    const d = new Date();
+    Reflect.construct = orig; Reflect.apply = origApply;
+    const proto = Object.getPrototypeOf(d);
+    ctx.log.info(JSON.stringify([leaked === null, d.getTime(), proto.constructor === Date, proto.constructor.now(), typeof Math.random.call]));`));
+  const start = Date.parse(EVENT.receivedAt);
+  t.same(JSON.parse(a.logs[0]!.message), [true, start, true, start, 'function']);
+});
+
 t.test('local time in the sandbox is UTC whatever the host time zone', async (t) => {
   const before = process.env.TZ;
   process.env.TZ = 'America/New_York';
@@ -465,4 +479,19 @@ t.test('engines run inside worker threads, one per thread, side by side', async 
   t.same(a.logs.map((l) => l.message), [`w1 ${Date.parse(EVENT.receivedAt)}`]);
   t.same(b.logs.map((l) => l.message), [`w2 ${Date.parse(EVENT.receivedAt)}`]);
   t.same(a.journal[1], b.journal[1], 'the same seed draws the same number in each thread');
+});
+
+t.test('activations overlapping on one engine keep their own sandboxes', async (t) => {
+  const code = await journey(`const a = await ctx.profiles.get(ctx.event.profileId); ctx.log.info(a.id); await ctx.traits.set('seen', a.id);`);
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => { release = r; });
+  const host = fakeHost(async (c) => { if (c.name === 'profiles.get') await gate; return defaultAnswer(c); });
+  const runs = ['p1', 'p2', 'p3'].map((id) => engine.activate({ code, execution: { ...execution, id }, event: { ...EVENT, profileId: id }, journal: [], host }));
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(host.calls.length, 3, 'all three wait in a host call at once');
+  release();
+  const done = await Promise.all(runs);
+  t.same(done.map((a) => a.status), ['completed', 'completed', 'completed']);
+  t.same(done.map((a) => a.logs[0]?.message), ['p1', 'p2', 'p3']);
+  t.same(host.calls.filter((c) => c.name === 'traits.set').map((c) => c.idempotencyKey).sort(), ['p1:1', 'p2:1', 'p3:1']);
 });
