@@ -37,6 +37,11 @@ async function measure(label: string, input: Omit<ActivationInput, 'host' | 'eve
 const trivial = await measure('trivial journey (no calls)', { code: await compile(''), journal: [] });
 await measure('three calls, immediate host', { code: await compile(`const me = await ctx.profile.get(); await ctx.traits.set('seen', true); await ctx.events.track('welcomed', { name: me.traits.name });`), journal: [] });
 
+// A bundle the size of a journey with a few helpers: compiling it is paid on every activation.
+const filler = Array.from({ length: 200 }, (_, i) => `function helper${i}(x) { return { id: x.id, n: ${i}, tags: [x.a, x.b].filter(Boolean) }; }`).join('\n');
+const big = await compile(`const me = await ctx.profile.get(); if (me.id === 'never') helper0(me);`.replace('const me', `${filler}\nconst me`));
+await measure(`one call, ${Math.round(big.length / 1024)} KiB bundle`, { code: big, journal: [] });
+
 for (const entries of [100, 1000]) {
   const code = await compile(`for (let i = 0; i < ${entries}; i++) await ctx.traits.set('k', i);`);
   const first = await engine.activate({ code, host, event, execution: { id: 'e', runId: 'r', seed: 's' }, journal: [], limits: { maxEntries: entries + 1 } });

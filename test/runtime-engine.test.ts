@@ -365,6 +365,8 @@ t.test('failure codes', async (t) => {
     failed(t, await run(await journey(`await ctx.traits.set('a', 1); throw new TypeError('boom at step 2');`)), 'journey_error', /^TypeError: boom at step 2$/);
     failed(t, await run(await journey(`throw 'plain';`)), 'journey_error', /^plain$/);
     failed(t, await run(await journey(``, `throw new Error('at load');`)), 'journey_error', /while loading: Error: at load/);
+    failed(t, await run('this is not javascript'), 'journey_error', /while loading: SyntaxError/);
+    failed(t, await run(''), 'journey_error', /does not default-export a journey/);
     failed(t, await run(await templateOf(`() => ({})`)), 'journey_error', /does not default-export a journey/);
     failed(t, await run(await journey(`await new Promise(() => {});`)), 'journey_error', /no ctx call settles/);
   });
