@@ -32,25 +32,12 @@ defineProperty(globalThis, 'Date', {
   configurable: true, enumerable: false,
 });
 
-// ---- randomness: Math.random is a PRNG seeded from (execution seed, call position)
-var ra = 0, rb = 0, rc = 0, rd = 0, rpos = -1;
-function reseed(p) {
-  var s = host.seed + ':' + p, h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
-  for (var i = 0, k; i < s.length; i++) {
-    k = s.charCodeAt(i);
-    h1 = h2 ^ imul(h1 ^ k, 597399067); h2 = h3 ^ imul(h2 ^ k, 2869860233);
-    h3 = h4 ^ imul(h3 ^ k, 951274213); h4 = h1 ^ imul(h4 ^ k, 2716044179);
-  }
-  h1 = imul(h3 ^ (h1 >>> 18), 597399067); h2 = imul(h4 ^ (h2 >>> 22), 2869860233);
-  h3 = imul(h1 ^ (h3 >>> 17), 951274213); h4 = imul(h2 ^ (h4 >>> 19), 2716044179);
-  h1 ^= h2 ^ h3 ^ h4; h2 ^= h1; h3 ^= h1; h4 ^= h1;
-  ra = h1 | 0; rb = h2 | 0; rc = h3 | 0; rd = h4 | 0; rpos = p;
-}
+// ---- randomness: Math.random is a PRNG seeded from (execution seed, call position), compiled on
+// first use like Date
+var draw = null;
 hide(Math, 'random', function random() {
-  if (rpos !== position) reseed(position);
-  var t = (ra + rb | 0) + rd | 0;
-  rd = rd + 1 | 0; ra = rb ^ rb >>> 9; rb = rc + (rc << 3) | 0; rc = rc << 21 | rc >>> 11; rc = rc + t | 0;
-  return (t >>> 0) / 4294967296;
+  if (!draw) draw = evaluate(host.randomSource)(host.seed, function () { return position; }, imul);
+  return draw();
 });
 
 // garbage-collection timing is not deterministic
@@ -172,4 +159,29 @@ hide(DP, 'toLocaleString', function toLocaleString() { return fmt(this, 3); });
 hide(DP, 'toLocaleDateString', function toLocaleDateString() { return fmt(this, 1); });
 hide(DP, 'toLocaleTimeString', function toLocaleTimeString() { return fmt(this, 2); });
 return HDate;
+})`;
+
+/** The PRNG behind Math.random, compiled on first use: sfc32 seeded by cyrb128(seed + ':' + position). */
+export const RANDOM_SOURCE = `(function (seed, at, imul) {
+'use strict';
+var ra = 0, rb = 0, rc = 0, rd = 0, rpos = -1;
+function reseed(p) {
+  var s = seed + ':' + p, h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  for (var i = 0, k; i < s.length; i++) {
+    k = s.charCodeAt(i);
+    h1 = h2 ^ imul(h1 ^ k, 597399067); h2 = h3 ^ imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ imul(h3 ^ k, 951274213); h4 = h1 ^ imul(h4 ^ k, 2716044179);
+  }
+  h1 = imul(h3 ^ (h1 >>> 18), 597399067); h2 = imul(h4 ^ (h2 >>> 22), 2869860233);
+  h3 = imul(h1 ^ (h3 >>> 17), 951274213); h4 = imul(h2 ^ (h4 >>> 19), 2716044179);
+  h1 ^= h2 ^ h3 ^ h4; h2 ^= h1; h3 ^= h1; h4 ^= h1;
+  ra = h1 | 0; rb = h2 | 0; rc = h3 | 0; rd = h4 | 0; rpos = p;
+}
+return function () {
+  var p = at();
+  if (rpos !== p) reseed(p);
+  var t = (ra + rb | 0) + rd | 0;
+  rd = rd + 1 | 0; ra = rb ^ rb >>> 9; rb = rc + (rc << 3) | 0; rc = rc << 21 | rc >>> 11; rc = rc + t | 0;
+  return (t >>> 0) / 4294967296;
+};
 })`;

@@ -2,7 +2,7 @@
 // reused: after an out-of-memory error (or a host stack overflow inside WebAssembly) QuickJS can
 // abort while disposing, so such a sandbox is abandoned whole and the owner drops the module.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { DATE_SOURCE, HOST_GLOBAL } from './prelude.js';
+import { DATE_SOURCE, HOST_GLOBAL, RANDOM_SOURCE } from './prelude.js';
 import type { FailureCode, Limits } from './types.js';
 
 export interface Failure { code: FailureCode; message: string }
@@ -61,9 +61,11 @@ export class Sandbox {
     const seed = vm.newString(init.seed);
     vm.setProp(host, 'seed', seed);
     seed.dispose();
-    const dateSource = vm.newString(DATE_SOURCE);
-    vm.setProp(host, 'dateSource', dateSource);
-    dateSource.dispose();
+    for (const [k, v] of [['dateSource', DATE_SOURCE], ['randomSource', RANDOM_SOURCE]]) {
+      const h = vm.newString(v);
+      vm.setProp(host, k, h);
+      h.dispose();
+    }
     const clock = vm.newNumber(init.clock);
     vm.setProp(host, 'clock', clock);
     clock.dispose();
