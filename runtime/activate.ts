@@ -138,7 +138,7 @@ export async function activate(module: QuickJSWASMModule, prelude: string, input
         hostCalls++;
         try {
           result = await Promise.race([
-            input.host.call({ name: next.name as EffectName, args: next.args, position: next.at, idempotencyKey: `${input.execution.id}:${next.at}`, signal: ac.signal }),
+            input.host.call({ name: next.name as EffectName, args: next.args, position: next.at, idempotencyKey: `${input.execution.id}:${input.execution.runId}:${next.at}`, signal: ac.signal }),
             new Promise<typeof TIMED_OUT>((r) => { timer = setTimeout(r, remaining, TIMED_OUT); }),
           ]);
         } catch (e) {

@@ -35,7 +35,10 @@ export interface HostCall {
   name: EffectName;
   args: Record<string, unknown>;
   position: number;
-  /** `executionId:position`: the same call of a retried activation carries the same key. */
+  /**
+   * `executionId:runId:position`: the same call of a retried activation carries the same key; a
+   * restarted run (new run id, positions from 0 again) gets new keys.
+   */
   idempotencyKey: string;
   /** Aborted when the activation gives up waiting (its wall-clock budget ran out). */
   signal: AbortSignal;
@@ -51,7 +54,7 @@ export interface LogRecord { seq: number; level: 'debug' | 'info' | 'warn' | 'er
 export interface ActivationInput {
   /** Compiled journey code: a script that sets `globalThis.__headwater_module`. */
   code: string;
-  /** `seed` seeds Math.random (with the call position); `id` prefixes idempotency keys. */
+  /** `seed` seeds Math.random (with the call position); `id` and `runId` prefix idempotency keys. */
   execution: { id: string; runId: string; seed: string };
   /** The trigger event: `ctx.event`; its `receivedAt` starts the virtual clock. */
   event: Event | Record<string, unknown>;

@@ -69,8 +69,8 @@ t.test('a journey of several calls completes, the host called once per effect', 
   const a = await run(await journey(SEVEN_CALLS), [], host);
   t.equal(a.status, 'completed');
   t.same(host.calls.map((c) => [c.name, c.position, c.idempotencyKey]), [
-    ['profile.get', 0, 'exe_1:0'], ['traits.set', 1, 'exe_1:1'], ['traits.unset', 2, 'exe_1:2'], ['events.track', 3, 'exe_1:3'],
-    ['email.send', 4, 'exe_1:4'], ['webhook.send', 5, 'exe_1:5'], ['profiles.get', 6, 'exe_1:6'],
+    ['profile.get', 0, 'exe_1:run_1:0'], ['traits.set', 1, 'exe_1:run_1:1'], ['traits.unset', 2, 'exe_1:run_1:2'], ['events.track', 3, 'exe_1:run_1:3'],
+    ['email.send', 4, 'exe_1:run_1:4'], ['webhook.send', 5, 'exe_1:run_1:5'], ['profiles.get', 6, 'exe_1:run_1:6'],
   ]);
   t.same(a.journal.map((e) => e.call), [
     { name: 'profile.get', args: {} },
@@ -297,6 +297,9 @@ t.test('restart ends the activation with its event', async (t) => {
   t.equal(a.position, 1);
   t.same(a.call, { name: 'restart', args: { event: { event: 'again', properties: {} } } });
   t.equal(host.calls.length, 1);
+  const next = fakeHost();
+  await run(await journey(`await ctx.traits.set('round', 2);`), [], next, { execution: { ...execution, runId: 'run_2' } });
+  t.equal(next.calls[0]!.idempotencyKey, 'exe_1:run_2:0', 'the new run has its own keys');
   const bare = await run(await journey(`await ctx.restart();`));
   t.ok(bare.status === 'restart' && bare.event === undefined && bare.call.name === 'restart');
 });
@@ -495,5 +498,5 @@ t.test('activations overlapping on one engine keep their own sandboxes', async (
   const done = await Promise.all(runs);
   t.same(done.map((a) => a.status), ['completed', 'completed', 'completed']);
   t.same(done.map((a) => a.logs[0]?.message), ['p1', 'p2', 'p3']);
-  t.same(host.calls.filter((c) => c.name === 'traits.set').map((c) => c.idempotencyKey).sort(), ['p1:1', 'p2:1', 'p3:1']);
+  t.same(host.calls.filter((c) => c.name === 'traits.set').map((c) => c.idempotencyKey).sort(), ['p1:run_1:1', 'p2:run_1:1', 'p3:run_1:1']);
 });
