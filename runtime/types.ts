@@ -54,7 +54,10 @@ export interface LogRecord { seq: number; level: 'debug' | 'info' | 'warn' | 'er
 export interface ActivationInput {
   /** Compiled journey code: a script that sets `globalThis.__headwater_module`. */
   code: string;
-  /** `seed` seeds Math.random (with the call position); `id` and `runId` prefix idempotency keys. */
+  /**
+   * `seed` seeds Math.random (with the call position): pass a per-run value if a restarted run should
+   * draw other numbers. `id` and `runId` prefix idempotency keys.
+   */
   execution: { id: string; runId: string; seed: string };
   /** The trigger event: `ctx.event`; its `receivedAt` starts the virtual clock. */
   event: Event | Record<string, unknown>;
