@@ -13,11 +13,12 @@ const ALLOWED: Record<string, string[]> = {
   // The journey SDK is bundled into user code that runs in a sandbox: it may import nothing.
   sdk: [],
   schemas: ['lib'],
-  pipeline: ['schemas', 'lib'],
-  workers: ['pipeline', 'schemas', 'lib'],
+  runtime: ['schemas', 'lib'],
+  pipeline: ['runtime', 'schemas', 'lib'],
+  workers: ['pipeline', 'runtime', 'schemas', 'lib'],
   ingest: ['api', 'pipeline', 'schemas', 'lib'],
-  api: ['ingest', 'workers', 'pipeline', 'schemas', 'lib'],
-  cli: ['api', 'ingest', 'workers', 'pipeline', 'schemas', 'lib', 'sdk'],
+  api: ['ingest', 'workers', 'pipeline', 'runtime', 'schemas', 'lib'],
+  cli: ['api', 'ingest', 'workers', 'pipeline', 'runtime', 'schemas', 'lib', 'sdk'],
 };
 
 function sources(dir: string): string[] {

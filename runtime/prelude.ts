@@ -1,0 +1,187 @@
+// Code evaluated in every fresh sandbox before the journey's own: it makes the clock and randomness
+// deterministic, removes what could observe the host (local time zone, garbage-collection timing),
+// builds `ctx`, and returns the two entry points the engine drives ([settle, start]). It captures
+// the built-ins it relies on, so journey code that replaces JSON or Promise cannot bend the bridge.
+// Only strings and numbers cross the boundary; JSON is parsed on the side that receives it.
+
+/** The global the compiled script assigns its module namespace to (`.default` is the definition). */
+export const MODULE_GLOBAL = '__headwater_module';
+/** The global through which the engine hands its host functions to the prelude (removed at once). */
+export const HOST_GLOBAL = '__headwater_host';
+
+export const PRELUDE = `(function (host) {
+'use strict';
+delete globalThis.${HOST_GLOBAL};
+var J = JSON, parse = J.parse, stringify = J.stringify, P = Promise, imul = Math.imul, defineProperty = Object.defineProperty;
+var freeze = Object.freeze, construct = Reflect.construct, apply = Reflect.apply;
+var clock = host.clock, position = 0;
+
+function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false }); }
+
+// ---- clock: Date.now() and new Date() read the execution's virtual clock; local time is UTC.
+// Compiling the Date replacement is most of the prelude's cost and most journeys never touch Date,
+// so it is compiled on the first read of the global (no Date object exists before that read).
+var RealDate = Date, evaluate = eval, HDate = null;
+function installDate() {
+  if (!HDate) HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide, construct, apply, defineProperty);
+  return HDate;
+}
+defineProperty(globalThis, 'Date', {
+  get: installDate,
+  set: function (v) { defineProperty(globalThis, 'Date', { value: v, writable: true, configurable: true, enumerable: false }); },
+  configurable: true, enumerable: false,
+});
+
+// ---- randomness: Math.random is a PRNG seeded from (execution seed, call position), compiled on
+// first use like Date
+var draw = null;
+hide(Math, 'random', function random() {
+  if (!draw) draw = evaluate(host.randomSource)(host.seed, function () { return position; }, imul);
+  return draw();
+});
+
+// garbage-collection timing is not deterministic
+delete globalThis.WeakRef;
+delete globalThis.FinalizationRegistry;
+
+function describe(e) {
+  try {
+    if (e instanceof Error) return (e.name || 'Error') + ': ' + e.message;
+    if (typeof e === 'string') return e;
+    var s = stringify(e);
+    return s === undefined ? String(e) : s;
+  } catch (x) { return 'a value that cannot be described'; }
+}
+
+// ---- ctx
+var waiting = {};
+function call(name, args) {
+  var json = '', err = '';
+  try { json = stringify(args); } catch (e) { err = describe(e); }
+  var at = host.call(name, typeof json === 'string' ? json : '', err);
+  if (at < 0) return new P(function () {});
+  position = at + 1;
+  return new P(function (resolve, reject) { waiting[at] = [resolve, reject]; });
+}
+function settle(at, ok, json, now) {
+  var w = waiting[at];
+  delete waiting[at];
+  clock = now;
+  if (ok) { w[0](parse(json)); return; }
+  var r = parse(json), e = new Error(r.message);
+  e.code = r.code;
+  w[1](e);
+}
+function text(v) { return typeof v === 'string' ? v : describe(v); }
+function logger(level) {
+  return function () {
+    var parts = [];
+    for (var i = 0; i < arguments.length; i++) parts.push(text(arguments[i]));
+    host.log(level, parts.join(' '));
+  };
+}
+function orEmpty(v) { return v === undefined ? {} : v; }
+
+function start(kind, input) {
+  var m = globalThis.${MODULE_GLOBAL}, d = m && m.default;
+  if (!d || d.kind !== kind || typeof (kind === 'journey' ? d.handler : d.render) !== 'function') {
+    host.fail('TypeError: the code does not default-export a ' + kind + ' definition');
+    return;
+  }
+  if (kind === 'template') {
+    P.resolve().then(function () { return d.render(parse(input)); })
+      .then(function (out) { var s; try { s = stringify(out); } catch (e) { host.invalid('the render result is not JSON-serializable: ' + describe(e)); return; } host.done(s === undefined ? '' : s); },
+        function (e) { host.fail(describe(e)); });
+    return;
+  }
+  var ctx = freeze({
+    event: parse(input),
+    sleep: function (duration) { return call('sleep', { duration: duration }); },
+    waitForEvent: function (event, options) { return call('waitForEvent', { event: event, timeout: options && options.timeout }); },
+    email: freeze({ send: function (template, props) { return call('email.send', { template: template, props: orEmpty(props) }); } }),
+    webhook: freeze({ send: function (destination, payload) { return call('webhook.send', { destination: destination, payload: orEmpty(payload) }); } }),
+    traits: freeze({
+      set: function (key, value) { return call('traits.set', { key: key, value: value }); },
+      unset: function (key) { return call('traits.unset', { key: key }); },
+    }),
+    profile: freeze({ get: function () { return call('profile.get', {}); } }),
+    profiles: freeze({ get: function (id) { return call('profiles.get', { id: id }); } }),
+    events: freeze({ track: function (event, properties) { return call('events.track', { event: event, properties: orEmpty(properties) }); } }),
+    restart: function (event) { return call('restart', event === undefined ? {} : { event: event }); },
+    log: freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
+  });
+  P.resolve().then(function () { return d.handler(ctx); })
+    .then(function () { host.done(''); }, function (e) { host.fail(describe(e)); });
+}
+return [settle, start];
+})(globalThis.${HOST_GLOBAL})`;
+
+/**
+ * The Date replacement, compiled on first use. The built-ins it calls come from the prelude, captured
+ * before any journey code ran: a replaced Reflect.construct must not be handed the real Date.
+ */
+export const DATE_SOURCE = `(function (RealDate, clockNow, hide, construct, apply, defineProperty) {
+'use strict';
+var DP = RealDate.prototype, UTC = RealDate.UTC, realParse = RealDate.parse;
+var getTime = DP.getTime, toUTCString = DP.toUTCString;
+function parseUTC(s) { s = String(s); var z = realParse(s + 'Z'); return z === z ? z : realParse(s); }
+function HDate(a) {
+  if (!new.target) return fmt(new RealDate(clockNow()), 3);
+  var n = arguments.length, t;
+  if (n === 0) t = clockNow();
+  else if (n === 1) t = typeof a === 'string' ? parseUTC(a) : apply(getTime, construct(RealDate, [a]), []);
+  else t = apply(UTC, null, arguments);
+  return construct(RealDate, [t], new.target);
+}
+function fmt(d, part) {
+  if (apply(getTime, d, []) !== apply(getTime, d, [])) return 'Invalid Date';
+  var u = apply(toUTCString, d, []), m = /^(\\w{3}), (\\d{2}) (\\w{3}) (-?\\d+) (\\d{2}:\\d{2}:\\d{2}) GMT$/.exec(u);
+  if (!m) return u;
+  var date = m[1] + ' ' + m[3] + ' ' + m[2] + ' ' + m[4], time = m[5] + ' GMT+0000 (Coordinated Universal Time)';
+  return part === 1 ? date : part === 2 ? time : date + ' ' + time;
+}
+HDate.prototype = DP;
+hide(DP, 'constructor', HDate);
+defineProperty(HDate, 'length', { value: 7 });
+hide(HDate, 'now', function now() { return clockNow(); });
+hide(HDate, 'parse', function parse(s) { return parseUTC(s); });
+hide(HDate, 'UTC', UTC);
+['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds', 'Milliseconds'].forEach(function (n) {
+  hide(DP, 'get' + n, DP['getUTC' + n]);
+  if (n !== 'Day') hide(DP, 'set' + n, DP['setUTC' + n]);
+});
+hide(DP, 'getYear', function getYear() { return this.getUTCFullYear() - 1900; });
+hide(DP, 'getTimezoneOffset', function getTimezoneOffset() { return 0; });
+hide(DP, 'toString', function toString() { return fmt(this, 3); });
+hide(DP, 'toDateString', function toDateString() { return fmt(this, 1); });
+hide(DP, 'toTimeString', function toTimeString() { return fmt(this, 2); });
+hide(DP, 'toLocaleString', function toLocaleString() { return fmt(this, 3); });
+hide(DP, 'toLocaleDateString', function toLocaleDateString() { return fmt(this, 1); });
+hide(DP, 'toLocaleTimeString', function toLocaleTimeString() { return fmt(this, 2); });
+return HDate;
+})`;
+
+/** The PRNG behind Math.random, compiled on first use: sfc32 seeded by cyrb128(seed + ':' + position). */
+export const RANDOM_SOURCE = `(function (seed, at, imul) {
+'use strict';
+var ra = 0, rb = 0, rc = 0, rd = 0, rpos = -1;
+function reseed(p) {
+  var s = seed + ':' + p, h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  for (var i = 0, k; i < s.length; i++) {
+    k = s.charCodeAt(i);
+    h1 = h2 ^ imul(h1 ^ k, 597399067); h2 = h3 ^ imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ imul(h3 ^ k, 951274213); h4 = h1 ^ imul(h4 ^ k, 2716044179);
+  }
+  h1 = imul(h3 ^ (h1 >>> 18), 597399067); h2 = imul(h4 ^ (h2 >>> 22), 2869860233);
+  h3 = imul(h1 ^ (h3 >>> 17), 951274213); h4 = imul(h2 ^ (h4 >>> 19), 2716044179);
+  h1 ^= h2 ^ h3 ^ h4; h2 ^= h1; h3 ^= h1; h4 ^= h1;
+  ra = h1 | 0; rb = h2 | 0; rc = h3 | 0; rd = h4 | 0; rpos = p;
+}
+return function () {
+  var p = at();
+  if (rpos !== p) reseed(p);
+  var t = (ra + rb | 0) + rd | 0;
+  rd = rd + 1 | 0; ra = rb ^ rb >>> 9; rb = rc + (rc << 3) | 0; rc = rc << 21 | rc >>> 11; rc = rc + t | 0;
+  return (t >>> 0) / 4294967296;
+};
+})`;

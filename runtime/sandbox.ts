@@ -1,0 +1,177 @@
+// One fresh QuickJS runtime + context with the limits of one activation or render. It is never
+// reused: after an out-of-memory error (or a host stack overflow inside WebAssembly) QuickJS can
+// abort while disposing, so such a sandbox is abandoned whole and the owner drops the module.
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
+import { DATE_SOURCE, HOST_GLOBAL, RANDOM_SOURCE } from './prelude.js';
+import type { FailureCode, Limits } from './types.js';
+
+export interface Failure { code: FailureCode; message: string }
+
+/** What the prelude calls on the host side; each receives plain strings and numbers. */
+export interface SandboxHooks {
+  /** A ctx call: its position, or -1 when the call is refused (the hook sets `abort`). */
+  call(name: string, json: string, serializeError: string): number;
+  log(level: string, message: string): void;
+  done(json: string): void;
+  fail(message: string): void;
+}
+
+/** Bytes of QuickJS stack; deeper recursion is a catchable `InternalError: stack overflow`. */
+const MAX_STACK_BYTES = 256 * 1024;
+
+export class Sandbox {
+  /** Set by the interrupt handler, a hook, or a classified error: the run stops with it. */
+  abort: Failure | null = null;
+  fuelUsed = 0;
+  /** The module must not be used again (see the file comment). */
+  poisoned = false;
+  private readonly rt: QuickJSRuntime;
+  private readonly vm: QuickJSContext;
+  private readonly owned: QuickJSHandle[] = [];
+  private disposed = false;
+  private settleFn: QuickJSHandle | null = null;
+  private startFn: QuickJSHandle | null = null;
+
+  constructor(module: QuickJSWASMModule, private readonly limits: Limits, deadline: number,
+    hooks: SandboxHooks, private readonly init: { seed: string; clock: number; prelude: string }) {
+    this.rt = module.newRuntime();
+    this.rt.setMemoryLimit(limits.memoryBytes);
+    this.rt.setMaxStackSize(MAX_STACK_BYTES);
+    this.rt.setInterruptHandler(() => {
+      this.fuelUsed++;
+      if (this.abort) return true;
+      if (this.fuelUsed > limits.fuel) { this.abort = { code: 'journey_fuel_exceeded', message: `the journey used more than its fuel of ${limits.fuel}` }; return true; }
+      if (performance.now() > deadline) { this.abort = timeout(limits.wallMs); return true; }
+      return false;
+    });
+    this.vm = this.rt.newContext();
+    const vm = this.vm;
+    const host = vm.newObject();
+    this.owned.push(host);
+    const fn = (name: string, impl: (...a: QuickJSHandle[]) => QuickJSHandle | undefined) => {
+      const h = vm.newFunction(name, impl);
+      vm.setProp(host, name, h);
+      h.dispose();
+    };
+    fn('call', (n, j, e) => vm.newNumber(hooks.call(vm.getString(n), vm.getString(j), vm.getString(e))));
+    fn('log', (l, m) => { hooks.log(vm.getString(l), vm.getString(m)); return undefined; });
+    fn('done', (j) => { hooks.done(vm.getString(j)); return undefined; });
+    fn('fail', (m) => { hooks.fail(vm.getString(m)); return undefined; });
+    fn('invalid', (m) => { this.abort ??= { code: 'journey_output_invalid', message: vm.getString(m) }; return undefined; });
+    const seed = vm.newString(init.seed);
+    vm.setProp(host, 'seed', seed);
+    seed.dispose();
+    for (const [k, v] of [['dateSource', DATE_SOURCE], ['randomSource', RANDOM_SOURCE]]) {
+      const h = vm.newString(v);
+      vm.setProp(host, k, h);
+      h.dispose();
+    }
+    const clock = vm.newNumber(init.clock);
+    vm.setProp(host, 'clock', clock);
+    clock.dispose();
+    vm.setProp(vm.global, HOST_GLOBAL, host);
+  }
+
+  /** Evaluates the prelude, then the compiled code. */
+  load(code: string): Failure | null {
+    const pre = this.guard(() => this.vm.evalCode(this.init.prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
+    if ('failure' in pre) return pre.failure;
+    const pair = pre.value;
+    this.settleFn = this.vm.getProp(pair, 0);
+    this.startFn = this.vm.getProp(pair, 1);
+    pair.dispose();
+    const r = this.guard(() => this.vm.evalCode(code, 'journey.js', { type: 'global' }));
+    if ('failure' in r) return r.failure.code === 'journey_error' ? { code: 'journey_error', message: `the code throws while loading: ${r.failure.message}` } : r.failure;
+    r.value.dispose();
+    return null;
+  }
+
+  start(kind: 'journey' | 'template', inputJson: string): Failure | null {
+    return this.invoke(this.startFn!, [this.vm.newString(kind), this.vm.newString(inputJson)]);
+  }
+
+  settle(at: number, ok: boolean, json: string, clock: number): Failure | null {
+    const vm = this.vm;
+    return this.invoke(this.settleFn!, [vm.newNumber(at), ok ? vm.true : vm.false, vm.newString(json), vm.newNumber(clock)]);
+  }
+
+  /** Runs every pending job (promise continuations) until none is left. */
+  pump(): Failure | null {
+    if (this.abort) return this.abort;
+    try {
+      const r = this.rt.executePendingJobs(-1);
+      if (r.error) { const f = this.classify(r.error); r.error.dispose(); return f; }
+      return this.abort;
+    } catch (e) { return this.hostError(e); }
+  }
+
+  /** Frees the runtime, or abandons it (sets `poisoned`) when freeing is not safe. */
+  dispose(): void {
+    if (this.poisoned || this.disposed) return;
+    this.disposed = true;
+    try {
+      for (const h of [this.settleFn, this.startFn, ...this.owned]) if (h?.alive) h.dispose();
+      this.vm.dispose();
+      this.rt.dispose();
+    } catch {
+      this.poisoned = true;
+    }
+  }
+
+  private invoke(fn: QuickJSHandle, args: QuickJSHandle[]): Failure | null {
+    try {
+      const r = this.guard(() => this.vm.callFunction(fn, this.vm.undefined, args));
+      if ('failure' in r) return r.failure;
+      r.value.dispose();
+      return this.abort;
+    } finally {
+      for (const a of args) if (a.alive && a !== this.vm.true && a !== this.vm.false) a.dispose();
+    }
+  }
+
+  private guard(run: () => { error?: QuickJSHandle; value?: QuickJSHandle }): { value: QuickJSHandle } | { failure: Failure } {
+    if (this.abort) return { failure: this.abort };
+    let r;
+    try { r = run(); } catch (e) { return { failure: this.hostError(e) }; }
+    if (r.error) { const f = this.classify(r.error); r.error.dispose(); return { failure: f }; }
+    if (this.abort) { r.value!.dispose(); return { failure: this.abort }; }
+    return { value: r.value! };
+  }
+
+  /** An error value thrown out of the VM. */
+  private classify(error: QuickJSHandle): Failure {
+    if (this.abort) return this.abort;
+    let message = 'an error that cannot be described';
+    try {
+      const d = this.vm.dump(error) as { name?: unknown; message?: unknown } | unknown;
+      message = d && typeof d === 'object' && 'message' in d ? `${String((d as { name?: unknown }).name ?? 'Error')}: ${String(d.message)}` : String(d);
+    } catch { /* keep the generic text */ }
+    return this.failWith(message);
+  }
+
+  /** A message of an uncaught error (from the VM or reported by the prelude): which failure it is. */
+  failWith(message: string): Failure {
+    if (this.abort) return this.abort;
+    if (/out of memory/i.test(message)) {
+      this.poisoned = true;
+      return (this.abort = memory(this.limits.memoryBytes));
+    }
+    if (/^InternalError: interrupted/.test(message)) return (this.abort = timeout(this.limits.wallMs));
+    return (this.abort = { code: 'journey_error', message: message.slice(0, 2000) });
+  }
+
+  /** An exception of the host while inside WebAssembly: the module state cannot be trusted. */
+  private hostError(e: unknown): Failure {
+    this.poisoned = true;
+    if (this.abort) return this.abort;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (e instanceof RangeError || /out of memory|call stack/i.test(msg)) {
+      return (this.abort = { code: 'journey_memory_exceeded', message: `the journey exceeded the sandbox stack or memory (${msg.slice(0, 200)})` });
+    }
+    return (this.abort = { code: 'journey_error', message: `the sandbox failed: ${msg.slice(0, 500)}` });
+  }
+}
+
+const timeout = (wallMs: number): Failure => ({ code: 'journey_timeout', message: `the activation took longer than ${wallMs} ms` });
+const memory = (bytes: number): Failure => ({ code: 'journey_memory_exceeded', message: `the journey exceeded its memory limit of ${bytes} bytes` });
+export const timeoutFailure = timeout;
