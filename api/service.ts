@@ -76,6 +76,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
   try {
+    // First: a refused front end (`--front-end uws` without a loadable build) fails before any store opens.
+    const frontEnd = await openFrontEnd(config.frontEnd, log);
     const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
     const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
     closers.push(() => pgStore.close());
@@ -137,7 +139,6 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
     closers.push(() => sweeper.close());
 
-    const frontEnd = await openFrontEnd(config.frontEnd, log);
     // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
     const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
     closers.push(() => webhookSender.close());

@@ -2,7 +2,7 @@
 // as uws.ts: 16 KB request heads (longer ones get node's bare 431 and the connection closes),
 // bodies streamed to the core chunk by chunk, keep-alive, graceful close.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Answer, Exchange, FrontEnd } from './front-end.js';
 
 const MAX_HEADER_SIZE = 16 * 1024;
@@ -89,7 +89,11 @@ export function nodeFrontEnd(): FrontEnd {
         });
       });
     },
-    stopListening() { server.close(); server.closeIdleConnections(); },
-    close() { server.closeAllConnections(); },
+    // http.Server#close would also drop idle keep-alive connections, on which a request may be in
+    // transit: like uWS, only the listening socket closes here, and requests still arriving on open
+    // connections get the core's 503 until close() ends them. The close waits one poll phase so
+    // connections the kernel already completed are accepted (and answered) rather than reset.
+    stopListening() { setImmediate(() => { if (server.listening) NetServer.prototype.close.call(server); }); },
+    close() { server.closeAllConnections(); server.close(); },
   };
 }

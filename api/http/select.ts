@@ -1,11 +1,13 @@
 // Picks the front end: the first uWS build that loads on this Node and libc, else node:http with
 // one warning saying why. `node` skips uWS (tests of the fallback); `uws` refuses to run without it.
 import type { Logger } from '../../lib/log.js';
+import { ConfigError } from '../config.js';
 import type { FrontEnd, FrontEndMode } from './front-end.js';
 import { loadUws, uwsFrontEnd } from './uws.js';
 import { nodeFrontEnd } from './node.js';
 
-export class FrontEndError extends Error {}
+/** `--front-end uws` where no uWS build loads: a configuration error (one line, exit 2). */
+export class FrontEndError extends ConfigError {}
 
 export async function openFrontEnd(mode: FrontEndMode, log: Logger): Promise<FrontEnd> {
   if (mode === 'node') return nodeFrontEnd();
