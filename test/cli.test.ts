@@ -10,31 +10,12 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { call } from './helpers/server.js';
+import { BIN, serveBin, stopBin, type Proc } from './helpers/serve.js';
 
-const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const run = promisify(execFile);
 
-interface Proc { child: ChildProcess; url: string; out: string }
-
-function serve(dataDir: string, env: Record<string, string | undefined> = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `c${process.pid}`, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no start in 60 s: ${out} ${err}`)); }, 60_000);
-    child.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1]!, out }); }
-    });
-    child.stderr!.on('data', (b) => { err += b; });
-    child.on('exit', (code) => { clearTimeout(timer); reject(Object.assign(new Error(`exited ${code}: ${err}`), { stderr: err })); });
-  });
-}
-
-const stop = (p: Proc) => new Promise<void>((r) => { p.child.once('exit', () => r()); p.child.kill('SIGTERM'); });
+const serve = serveBin;
+const stop = stopBin;
 
 t.test('serve generates the operator token once; org create prints credentials', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-cli-'));

@@ -2,40 +2,20 @@
 // -hex 32`, a `hwo_` value), over HTTP and through `headwater org create`; a too-short one stops
 // `serve` at start with one line.
 import t from 'tap';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { call, randomName } from './helpers/server.js';
+import { BIN, serveBin, stopBin } from './helpers/serve.js';
 
-const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const run = promisify(execFile);
 
-interface Proc { child: ChildProcess; url: string }
-
-function serve(dataDir: string, token: string): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-    env: { ...process.env, HEADWATER_OPERATOR_TOKEN: token, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `o${randomBytes(4).toString('hex')}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no start in 60 s: ${out} ${err}`)); }, 60_000);
-    child.stdout!.on('data', (b) => {
-      out += b;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1]! }); }
-    });
-    child.stderr!.on('data', (b) => { err += b; });
-    child.on('exit', (code) => { clearTimeout(timer); reject(Object.assign(new Error(`exited ${code}`), { code, stderr: err, stdout: out })); });
-  });
-}
-
-const stop = (p: Proc) => new Promise<void>((r) => { p.child.once('exit', () => r()); p.child.kill('SIGTERM'); });
+const serve = (dataDir: string, token: string) =>
+  serveBin(dataDir, { HEADWATER_OPERATOR_TOKEN: token, HEADWATER_STREAM_PREFIX: `o${randomBytes(4).toString('hex')}` });
+const stop = stopBin;
 
 const TOKENS: Array<[string, string]> = [
   ['hex, no prefix (openssl rand -hex 32)', randomBytes(32).toString('hex')],

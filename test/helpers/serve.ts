@@ -1,0 +1,34 @@
+// `headwater serve` as a user starts it: a child process on an ephemeral port, resolved once it
+// prints its URL; a start that fails rejects with its exit code, stdout and stderr.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../../bin/headwater.js', import.meta.url));
+
+export interface Proc { child: ChildProcess; url: string; out: string }
+export interface StartFailure extends Error { code: number | null; stderr: string; stdout: string }
+
+/** `env` is laid over the test's environment (a generated operator token unless it sets one). */
+export function serveBin(dataDir: string, env: Record<string, string | undefined> = {}, startMs = 120_000): Promise<Proc> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+    env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `c${process.pid}`, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no start in ${startMs / 1000} s: ${out} ${err}`)); }, startMs);
+    child.stdout!.on('data', (b) => {
+      out += b;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve({ child, url: m[1]!, out }); }
+    });
+    child.stderr!.on('data', (b) => { err += b; });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(Object.assign(new Error(`exited ${code}: ${err}`), { code, stderr: err, stdout: out }) as StartFailure);
+    });
+  });
+}
+
+export const stopBin = (p: Proc) => new Promise<void>((r) => { p.child.once('exit', () => r()); p.child.kill('SIGTERM'); });
