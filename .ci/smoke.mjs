@@ -27,7 +27,7 @@ const fail = (msg) => {
   process.exit(1);
 };
 const cleanup = () => { if (child && child.exitCode === null) child.kill('SIGTERM'); rmSync(dataDir, { recursive: true, force: true }); };
-const timer = setTimeout(() => fail('no result within 90 s'), 90_000);
+const timer = setTimeout(() => fail('no result within 180 s'), 180_000);
 
 child = spawn(process.execPath, [join(root, 'bin/headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', operatorToken], {
   cwd: root, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info', DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'],
