@@ -7,10 +7,13 @@ import type { Logger } from '../lib/log.js';
 
 export class Activity {
   private pending = new Map<string, { appId: string; at: number }>();
-  /** The batch being written: still overlaid until its statements finished. */
+  /** The batch being written, then (once written) the last batch flushed: a read that fetched its
+   * row just before the flush committed and consults the overlay just after must still see it. */
   private writing = new Map<string, { appId: string; at: number }>();
+  private flushed = new Map<string, { appId: string; at: number }>();
   private pendingApps = new Map<string, number>();
   private writingApps = new Map<string, number>();
+  private flushedApps = new Map<string, number>();
   private timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -27,18 +30,14 @@ export class Activity {
     if (a === undefined || at > a) this.pendingApps.set(appId, at);
   }
 
-  /** The latest unflushed receive time of a source (ms), if any. */
+  /** The latest receive time of a source (ms) this process recorded and a read may not see in Postgres yet. */
   source(id: string): number | undefined {
-    const p = this.pending.get(id)?.at;
-    const w = this.writing.get(id)?.at;
-    return p === undefined ? w : w === undefined ? p : Math.max(p, w);
+    return latest(latest(this.pending.get(id)?.at, this.writing.get(id)?.at), this.flushed.get(id)?.at);
   }
 
-  /** The latest unflushed receive time of an app (ms), if any. */
+  /** The same for an app. */
   app(id: string): number | undefined {
-    const p = this.pendingApps.get(id);
-    const w = this.writingApps.get(id);
-    return p === undefined ? w : w === undefined ? p : Math.max(p, w);
+    return latest(latest(this.pendingApps.get(id), this.writingApps.get(id)), this.flushedApps.get(id));
   }
 
   flush(): Promise<void> {
@@ -64,6 +63,8 @@ export class Activity {
         `UPDATE apps a SET last_received_at = GREATEST(COALESCE(a.last_received_at, t.at), t.at)
          FROM (SELECT id, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) GROUP BY id) t WHERE a.id = t.id`,
         [apps, times]);
+      this.flushed = batch;
+      this.flushedApps = this.writingApps;
     } catch (err) {
       this.log.warn('lastReceivedAt flush failed; will retry', { err: err as Error });
       for (const [id, v] of batch) this.touch(id, v.appId, v.at);
@@ -75,3 +76,5 @@ export class Activity {
 
   async close() { clearInterval(this.timer); await this.flush(); }
 }
+
+const latest = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
