@@ -29,8 +29,8 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   });
   // Outbound webhook deliveries: the secrets are read with the shared master key (set
   // HEADWATER_SECRET_KEY on every process; a worker that cannot read a secret leaves it to others).
-  // A worker serves no operator routes: a placeholder token keeps loadSecrets from generating one.
-  const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken ?? 'unused-by-workers', secretKey: config.secretKey });
+  // A worker serves no operator routes: it neither generates nor accepts an operator token.
+  const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: null, secretKey: config.secretKey });
   const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {

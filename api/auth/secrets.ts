@@ -27,11 +27,14 @@ function readOrCreate(file: string, make: () => string): { value: string; create
   }
 }
 
-export function loadSecrets(opts: { dataDir: string; operatorToken?: string; secretKey?: string }): Secrets {
+/** `operatorToken: null`: a process that serves no operator routes (a worker): none is generated
+ * and no bearer is the operator. */
+export function loadSecrets(opts: { dataDir: string; operatorToken?: string | null; secretKey?: string }): Secrets {
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   let generatedOperatorToken: string | undefined;
-  let operator = opts.operatorToken;
-  if (!operator) {
+  let operator = opts.operatorToken ?? undefined;
+  if (opts.operatorToken === null) operator = '';
+  else if (!operator) {
     const r = readOrCreate(join(opts.dataDir, 'operator-token'), () => newToken('hwo'));
     operator = r.value;
     if (r.created) generatedOperatorToken = r.value;
@@ -48,7 +51,7 @@ export function loadSecrets(opts: { dataDir: string; operatorToken?: string; sec
     jwtKey,
     isOperator(token) {
       // The length check keeps a hash off every ingestion call; lengths are not secret.
-      if (token.length !== operator.length) return false;
+      if (operator.length === 0 || token.length !== operator.length) return false;
       return timingSafeEqual(createHash('sha256').update(token).digest(), opHash);
     },
     encrypt(plain) {
