@@ -27,25 +27,20 @@ export function checkParams(params: Record<string, string>, query: Record<string
  * refused ones returned by index with their message; anything else unstorable refuses the request.
  */
 export function checkBody(body: Record<string, unknown>, items?: string): Map<number, string> | undefined {
-  if (!items) {
-    const bad = unstorable(body);
-    if (bad) throw refuse('body ', bad.pointer, bad.reason);
-    return undefined;
-  }
-  const path = items.split('/').slice(1);
+  const path = items ? items.split('/').slice(1) : [];
   let parent: any = body;
   for (const seg of path.slice(0, -1)) parent = parent?.[seg];
-  const last = path[path.length - 1]!;
-  const list = parent && typeof parent === 'object' ? parent[last] : undefined;
+  const last = path[path.length - 1];
+  const list = last !== undefined && parent && typeof parent === 'object' ? parent[last] : undefined;
   if (!Array.isArray(list)) {
     const bad = unstorable(body);
     if (bad) throw refuse('body ', bad.pointer, bad.reason);
     return undefined;
   }
   // The rest of the body first, with the items left out.
-  parent[last] = [];
+  parent[last!] = [];
   const rest = unstorable(body);
-  parent[last] = list;
+  parent[last!] = list;
   if (rest) throw refuse('body ', rest.pointer, rest.reason);
   const refused = new Map<number, string>();
   for (let i = 0; i < list.length; i++) {
