@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
 import type { SenderOptions } from '../pipeline/webhooks/mod.js';
+import type { EmailSenderOptions } from '../pipeline/email/mod.js';
 
 export interface Config {
   host: string;
@@ -26,6 +27,10 @@ export interface Config {
   webhookConcurrencyPerWebhook: number;
   webhookPollMs: number;
   smtpUrl?: string;
+  emailFrom: string;
+  emailAttempts: number;
+  emailRetryBaseMs: number;
+  emailPollMs: number;
   jwtIssuer?: string;
   jwksUrl?: string;
   jwtOrgClaim: string;
@@ -63,7 +68,11 @@ export const OPTIONS: Opt[] = [
   { key: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'HEADWATER_WEBHOOK_CONCURRENCY', def: '64', kind: 'int', help: 'outbound webhook requests in flight per process' },
   { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '8', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
   { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
-  { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail; local outbox when unset' },
+  { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail (smtp://user:pass@host:587, smtps://...); when unset e-mails are kept in the local outbox (status stored), never sent' },
+  { key: 'emailFrom', flag: '--email-from', env: 'HEADWATER_EMAIL_FROM', def: 'headwater@localhost', kind: 'string', help: 'From address of journey e-mail (also the domain of its Message-ID)' },
+  { key: 'emailAttempts', flag: '--email-attempts', env: 'HEADWATER_EMAIL_ATTEMPTS', def: '5', kind: 'int', help: 'attempts per e-mail, the first included (at least 1); an SMTP 5xx answer fails it at once' },
+  { key: 'emailRetryBaseMs', flag: '--email-retry-base-ms', env: 'HEADWATER_EMAIL_RETRY_BASE_MS', def: '30000', kind: 'int', help: 'wait before the second e-mail attempt, milliseconds; each later wait is 4 times longer (+-20 % jitter, at most a day)' },
+  { key: 'emailPollMs', flag: '--email-poll-ms', env: 'HEADWATER_EMAIL_POLL_MS', def: '1000', kind: 'int', help: 'how often the e-mail outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
@@ -116,7 +125,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`--operator-token / HEADWATER_OPERATOR_TOKEN is ${cfg.operatorToken.trim().length} characters; use at least ${MIN_OPERATOR_TOKEN} (e.g. openssl rand -hex 32), or unset it to have one generated`);
   }
   if (cfg.operatorToken !== undefined) cfg.operatorToken = cfg.operatorToken.trim();
-  for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookPollMs'] as const) {
+  for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookPollMs', 'emailAttempts', 'emailPollMs'] as const) {
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
@@ -134,4 +143,9 @@ export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' |
     attempts: c.webhookAttempts, backoffMs: c.webhookBackoffMs, disableAfter: c.webhookDisableAfter, timeoutMs: c.webhookTimeoutMs,
     concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
   };
+}
+
+/** The e-mail sender's settings (serve and worker run one each). */
+export function emailSettings(c: Config): Omit<EmailSenderOptions, 'pool' | 'log'> {
+  return { smtpUrl: c.smtpUrl, from: c.emailFrom, maxAttempts: c.emailAttempts, retryBaseMs: c.emailRetryBaseMs, pollMs: c.emailPollMs };
 }

@@ -7,7 +7,7 @@ import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
-import { webhookSettings, type Config } from './config.js';
+import { emailSettings, webhookSettings, type Config } from './config.js';
 import type { Logger } from '../lib/log.js';
 import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
@@ -25,6 +25,8 @@ import { settingsRoutes } from './routes/settings.js';
 import { segmentRoutes } from './routes/segments.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
+import { startEmailSender } from '../pipeline/email/mod.js';
+import { emailRoutes } from './routes/emails.js';
 import { clearOutbox, startSweeper, type JobDeps } from '../pipeline/segments/mod.js';
 import { ingestRoutes } from '../ingest/routes.js';
 import { receiverRoutes } from '../ingest/receiver.js';
@@ -142,6 +144,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
     const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
     closers.push(() => webhookSender.close());
+    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
+    closers.push(() => emailSender.close());
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
     closers.push(() => compiler.close());
@@ -176,6 +180,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
     webhookRoutes(bind, deps, webhookSender);
+    emailRoutes(bind, deps, emailSender);
     artifactRoutes(bind, deps);
     pushRoutes(bind, deps, compiler);
     journeyRoutes(bind, deps);

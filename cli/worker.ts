@@ -3,7 +3,7 @@
 // the serve process. Without CLICKHOUSE_URL it leaves landing events to the serve process (chDB).
 import { connect } from '@nats-io/transport-node';
 import type { Config } from '../api/config.js';
-import { ConfigError, webhookSettings } from '../api/config.js';
+import { ConfigError, emailSettings, webhookSettings } from '../api/config.js';
 import type { Logger } from '../lib/log.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
@@ -11,6 +11,7 @@ import { migrate } from '../pipeline/store/migrations.js';
 import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
+import { startEmailSender } from '../pipeline/email/mod.js';
 import { loadSecrets } from '../api/auth/secrets.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
@@ -32,10 +33,12 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   // A worker serves no operator routes: it neither generates nor accepts an operator token.
   const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: null, secretKey: config.secretKey });
   const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
+  const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {
     async close() {
       await sender.close();
+      await emailSender.close();
       await engine.close();
       await streams.ingest.close();
       await streams.events.close();

@@ -526,19 +526,22 @@ export const EmailSchema = Type.Object(
   {
     id: Id,
     orgId: Id,
-    executionId: Nullable(Type.String()),
-    template: Type.String({ description: 'Template key.' }),
+    executionId: Nullable(Type.String(), { description: 'The journey execution that sent it; null for test e-mails.' }),
+    template: Type.String({ maxLength: 64, description: 'Template key (empty for test e-mails).' }),
     to: Type.String(),
     subject: Type.String(),
-    status: StringEnum(['outbox', 'sent', 'failed'] as const, {
-      description: '`outbox`: kept in the local outbox (no SMTP transport configured); `sent`: handed to the transport; `failed`: the transport refused it.',
+    text: Type.String(),
+    html: Type.String({ description: 'Empty when the message has no HTML part.' }),
+    status: StringEnum(['pending', 'sent', 'failed', 'stored'] as const, {
+      description: '`pending`: waiting to be handed to the SMTP transport (first attempt or a retry); `sent`: the SMTP server accepted it; ' +
+        '`failed`: refused permanently (an SMTP 5xx answer) or out of attempts; `stored`: kept in the local outbox because no transport (`SMTP_URL`) is configured, never sent.',
     }),
+    attempts: Type.Integer({ description: 'Attempts made so far.' }),
+    lastError: Nullable(Type.String(), { description: 'Why the last attempt failed.' }),
+    messageId: Nullable(Type.String(), { description: 'The `Message-ID` header it was sent with (`<id@domain of the From address>`, the same on every attempt); null until sent.' }),
     createdAt: DateTime,
-    profileId: Type.Optional(Type.String()),
-    journeyKey: Type.Optional(Type.String()),
-    html: Type.Optional(Type.String()),
-    text: Type.Optional(Type.String()),
-    error: Type.Optional(Nullable(Type.String())),
+    updatedAt: DateTime,
+    sentAt: Nullable(DateTime),
   },
   { title: 'Email' },
 );

@@ -1,0 +1,154 @@
+// The e-mail sender: a long-lived loop that claims due `pending` e-mails from the outbox, hands
+// each to the SMTP transport (nodemailer, pooled connections) outside any transaction, and writes
+// the outcomes back in batches. Every process that runs one (serve, worker) shares the outbox;
+// claims and leases keep two from sending one e-mail at the same time. Delivery towards SMTP is
+// at least once: a process that dies after the server accepted a message but before recording it
+// leaves the row leased; when the lease expires it is sent again with the same Message-ID header
+// (derived from the row id), which is how a duplicate is recognised downstream.
+import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import type pg from 'pg';
+import type { Logger } from '../../lib/log.js';
+import { backoffDelay } from '../webhooks/mod.js';
+import { claim, complete, type Claimed, type Outcome } from './store.js';
+
+export interface EmailSenderOptions {
+  pool: pg.Pool;
+  log: Logger;
+  /** SMTP transport URL (`smtp://user:pass@host:587`, `smtps://...`). Unset: e-mails are `stored`, never sent. */
+  smtpUrl?: string;
+  /** The From address of every e-mail. */
+  from: string;
+  /** Attempts per e-mail, the first included (default 5). */
+  maxAttempts?: number;
+  /** Delay before the second attempt; each later one waits 4 times longer (+-20 %, at most a day). Default 30 s. */
+  retryBaseMs?: number;
+  /** How often the outbox is polled for e-mails enqueued by other processes or due for retry (default 1 s). */
+  pollMs?: number;
+  /** Messages handed to the transport at once per process (also its pooled SMTP connections; default 4). */
+  concurrency?: number;
+  /** How long a claim is held; a send cut by a crash is taken again after it (default 10 min). */
+  leaseMs?: number;
+}
+
+export interface EmailSender {
+  /** Whether this process has a transport: pass it to `enqueueEmail` (`pending` or `stored`). */
+  readonly transport: boolean;
+  /** Wakes the loop (an e-mail was enqueued in this process). */
+  notify(): void;
+  close(): Promise<void>;
+}
+
+const CLOSE_GRACE_MS = 2_000;
+
+/** `<eml_...@domain-of-from>`: the same on every attempt of one e-mail. */
+export function messageIdOf(id: string, from: string): string {
+  const m = /@([^\s>]+)>?\s*$/.exec(from);
+  return `<${id}@${m?.[1] ?? 'headwater.localhost'}>`;
+}
+
+interface SmtpError { code?: string; responseCode?: number; response?: string; message?: string }
+
+/** A 5xx answer (or a message nodemailer cannot build) fails at once; anything else is retried. */
+export function isPermanent(e: SmtpError): boolean {
+  if (typeof e.responseCode === 'number') return e.responseCode >= 500 && e.responseCode < 600 && e.code !== 'EAUTH';
+  return e.code === 'EENVELOPE' || e.code === 'EMESSAGE';
+}
+
+const reasonOf = (e: SmtpError) => (e.response ? `${e.code ?? 'SMTP'}: ${e.response}` : e.code && e.message && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : (e.message ?? String(e)));
+
+/** Starts the sender; without `smtpUrl` it does nothing (this process's e-mails are `stored`). */
+export function startEmailSender(o: EmailSenderOptions): EmailSender {
+  if (!o.smtpUrl) return { transport: false, notify() {}, async close() {} };
+
+  const maxAttempts = Math.max(1, o.maxAttempts ?? 5);
+  const retryBaseMs = o.retryBaseMs ?? 30_000;
+  const pollMs = Math.max(1, o.pollMs ?? 1000);
+  const concurrency = Math.max(1, o.concurrency ?? 4);
+  const leaseMs = o.leaseMs ?? 10 * 60_000;
+  // Bounded waits, so a silent server fails an attempt long before the lease runs out.
+  const transport = nodemailer.createTransport({
+    url: o.smtpUrl, pool: true, maxConnections: concurrency,
+    connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000,
+  } as any);
+  const sends = new Set<Promise<void>>();
+  const done: Outcome[] = [];
+  let closed = false;
+  let nextDue = Infinity;
+  let wakeUp: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  // Set by a wake that came while a pass was running, so the loop does not sleep past it.
+  let kicked = false;
+
+  const wake = () => { kicked = true; const w = wakeUp; wakeUp = undefined; if (timer) clearTimeout(timer); w?.(); };
+  const rest = (ms: number) => (kicked ? Promise.resolve() : new Promise<void>((resolve) => {
+    wakeUp = resolve;
+    timer = setTimeout(wake, Math.max(0, ms));
+  }));
+
+  const outcomeOf = (c: Claimed, token: string, err: SmtpError): Outcome => {
+    const n = c.attempts + 1;
+    const error = reasonOf(err);
+    if (isPermanent(err) || n >= maxAttempts) return { id: c.id, token, kind: 'failed', error };
+    const delayMs = backoffDelay(retryBaseMs, n);
+    nextDue = Math.min(nextDue, Date.now() + delayMs);
+    return { id: c.id, token, kind: 'retry', error, delayMs };
+  };
+
+  const send = (c: Claimed, token: string) => {
+    const messageId = messageIdOf(c.id, o.from);
+    const p = transport.sendMail({
+      from: o.from, to: c.to, subject: c.subject, text: c.text, ...(c.html ? { html: c.html } : {}), messageId,
+    }).then(
+      () => { done.push({ id: c.id, token, kind: 'sent', messageId }); },
+      // Cut by close(): no attempt counted; the next run sends it again.
+      (err) => { done.push(closed ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, err as SmtpError)); },
+    ).finally(() => { sends.delete(p); wake(); });
+    sends.add(p);
+  };
+
+  /** One pass: write finished outcomes, claim what free room allows. True when more may be due now. */
+  const pass = async (): Promise<boolean> => {
+    if (done.length) {
+      const batch = done.splice(0);
+      try { await complete(o.pool, batch); } catch (err) { done.unshift(...batch); throw err; }
+    }
+    const limit = concurrency - sends.size;
+    if (limit <= 0 || closed) return false;
+    const token = randomBytes(12).toString('base64url');
+    const rows = await claim(o.pool, limit, leaseMs, token);
+    for (const c of rows) send(c, token);
+    return rows.length === limit;
+  };
+
+  const loop = (async () => {
+    while (!closed) {
+      kicked = false;
+      let more = false;
+      try { more = await pass(); } catch (err) { o.log.warn('e-mail sender pass failed', { err: String(err) }); }
+      if (closed) break;
+      if (more && sends.size < concurrency) continue;
+      const now = Date.now();
+      if (nextDue <= now) nextDue = Infinity;
+      await rest(Math.min(pollMs, nextDue - now));
+      if (nextDue <= Date.now()) nextDue = Infinity;
+    }
+  })();
+
+  return {
+    transport: true,
+    notify: wake,
+    async close() {
+      if (closed) return;
+      closed = true;
+      wake();
+      await loop;
+      // Sends in flight get a moment to finish; the rest are cut (closing the pool fails them) and given back.
+      const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
+      await Promise.race([Promise.allSettled([...sends]), grace]);
+      transport.close();
+      await Promise.allSettled([...sends]);
+      await complete(o.pool, done.splice(0)).catch((err) => o.log.warn('e-mail outcomes not written at close; their leases expire and another run sends them again', { err: String(err) }));
+    },
+  };
+}

@@ -1,0 +1,270 @@
+// Journey e-mail through HTTP against a real SMTP receiver (`smtp-server`): the test send arrives
+// once with its subject, text and stable Message-ID; list, fetch, filters and cursors; the
+// idempotent enqueue the journey runtime uses; retries while the receiver is down; a permanent
+// refusal; the local outbox without SMTP_URL; auth, org scoping and bad input; and e-mails pending
+// at a stop sent exactly once by the next server. One SMTP-sending server at a time: the outbox is
+// shared (DATABASE_URL mode) and any sender would take any pending e-mail.
+import t, { type Test } from 'tap';
+import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, call, createOrg, expectError, poll, sleep, type OrgCreds, type TestServer } from './helpers/server.js';
+import { deadPort } from './helpers/receiver.js';
+import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
+import { enqueueEmail } from '../pipeline/email/mod.js';
+
+const FAST = ['--email-retry-base-ms', '100', '--email-poll-ms', '50'];
+
+const api = (s: TestServer, token: string) => (method: string, path: string, data?: unknown) =>
+  call(s.url, method, path, { token, body: data === undefined ? undefined : { data } });
+
+/** A pg pool on the server's database (embedded: its Unix socket), for the runtime's entry point. */
+function poolOf(t: Test, s: TestServer): pg.Pool {
+  const dbUrl = process.env.DATABASE_URL;
+  const pool = dbUrl ? new pg.Pool({ connectionString: dbUrl, max: 2 })
+    : new pg.Pool({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 2 });
+  t.teardown(() => pool.end());
+  return pool;
+}
+
+const getEmail = async (s: TestServer, org: OrgCreds, id: string) => (await api(s, org.sessions.admin)('GET', `/v1/emails/${id}`)).body?.data;
+const settled = (s: TestServer, org: OrgCreds, id: string, timeoutMs = 15_000) =>
+  poll(() => getEmail(s, org, id), (e) => !!e && e.status !== 'pending', timeoutMs, 50);
+const testSend = async (s: TestServer, org: OrgCreds, data: Record<string, unknown>) => {
+  const r = await api(s, org.sessions.admin)('POST', '/v1/emails/test', data);
+  if (r.status !== 202) throw new Error(`test send: ${r.status} ${r.text}`);
+  return r.body.data;
+};
+
+t.test('with an SMTP transport', async (t) => {
+  const port = await deadPort();
+  let smtp: SmtpReceiver = await startSmtp(port, (rcpt) => (rcpt.startsWith('refuse') ? 550 : undefined));
+  t.teardown(() => smtp.close());
+  const s = await startServer(['--smtp-url', `smtp://127.0.0.1:${port}`, '--email-from', 'Journeys <journeys@mail.example.com>', '--email-attempts', '4', ...FAST]);
+  t.teardown(() => s.close());
+
+  t.test('the test send arrives once with subject, text and a stable Message-ID', async (t) => {
+    const org = await createOrg(s);
+    const before = smtp.mails.length;
+    const e = await testSend(s, org, { to: 'Ops@Example.com', subject: 'Check ✓ settings', text: 'Hello from the test send.' });
+    t.match(e, { orgId: org.org.id, executionId: null, template: '', to: 'Ops@Example.com', subject: 'Check ✓ settings', text: 'Hello from the test send.', html: '', status: 'pending', attempts: 0, lastError: null, messageId: null, sentAt: null });
+    t.match(e.id, /^eml_/);
+    const done = await settled(s, org, e.id);
+    t.equal(done.status, 'sent', JSON.stringify(done));
+    t.equal(done.attempts, 1);
+    t.equal(done.lastError, null);
+    t.equal(done.messageId, `<${e.id}@mail.example.com>`, 'Message-ID from the row id and the From domain');
+    t.ok(Date.parse(done.sentAt) >= Date.parse(done.createdAt), 'sentAt set');
+    await sleep(300);
+    const mine = smtp.mails.slice(before).filter((m) => m.headers['message-id'] === done.messageId);
+    t.equal(mine.length, 1, 'received exactly once');
+    const m = mine[0]!;
+    t.same(m.to, ['Ops@example.com'], 'envelope recipient (nodemailer normalises the domain)');
+    t.equal(m.from, 'journeys@mail.example.com', 'envelope sender');
+    t.match(m.headers.from, /journeys@mail\.example\.com/);
+    t.match(m.headers.subject, /=\?UTF-8\?|Check/, 'subject header present (encoded: non-ASCII)');
+    t.ok(m.raw.includes('Hello from the test send.'), 'text body');
+    t.match(m.headers['content-type'], /text\/plain/, 'no HTML part: plain text');
+
+    const d = await testSend(s, org, { to: 'ops@example.com' });
+    const dd = await settled(s, org, d.id);
+    t.equal(dd.status, 'sent');
+    t.equal(dd.subject, 'Headwater test e-mail', 'default subject');
+    t.ok(dd.text.includes(org.org.id), 'default text names the org');
+  });
+
+  t.test('the runtime entry: idempotent on (org, key), html and text parts, pending then sent', async (t) => {
+    const pool = poolOf(t, s);
+    const org = await createOrg(s);
+    const req = { orgId: org.org.id, key: 'exe_1:3', executionId: 'exe_1', template: 'welcome-email', to: 'ada@example.com', subject: 'Welcome, Ada', html: '<p>Hi <b>Ada</b></p>', text: 'Hi Ada' };
+    const a = await enqueueEmail(pool, req);
+    const b = await enqueueEmail(pool, { ...req, subject: 'changed' });
+    t.equal(a.created, true);
+    t.same(b, { id: a.id, created: false }, 'the second call answers the first row');
+    const e = await settled(s, org, a.id);
+    t.match(e, { status: 'sent', template: 'welcome-email', executionId: 'exe_1', subject: 'Welcome, Ada', html: '<p>Hi <b>Ada</b></p>', text: 'Hi Ada', attempts: 1 });
+    await sleep(200);
+    const got = smtp.mails.filter((m) => m.headers['message-id'] === e.messageId);
+    t.equal(got.length, 1, 'sent once');
+    t.match(got[0]!.headers['content-type'], /multipart\/alternative/, 'text and html parts');
+    t.ok(got[0]!.raw.includes('Hi Ada') && got[0]!.raw.includes('<b>Ada</b>'), 'both bodies');
+    const l = await api(s, org.sessions.admin)('GET', '/v1/emails?executionId=exe_1');
+    t.equal(l.body.data.length, 1, 'one row for the repeated key');
+  });
+
+  t.test('list newest first, cursor, filters; fetch; deploy key and member read', async (t) => {
+    const pool = poolOf(t, s);
+    const org = await createOrg(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await enqueueEmail(pool, {
+        orgId: org.org.id, key: `k${i}`, executionId: i < 3 ? 'exe_a' : 'exe_b', template: 't', to: i % 2 ? 'odd@example.com' : 'even@example.com',
+        subject: `n${i}`, html: '', text: `body ${i}`,
+      })).id);
+      await sleep(2); // ids sort by time
+    }
+    const refused = await testSend(s, org, { to: 'refuse@example.com' });
+    ids.push(refused.id);
+    const failed = await settled(s, org, refused.id);
+    t.equal(failed.status, 'failed', '550 is permanent');
+    t.equal(failed.attempts, 1, 'not retried');
+    t.match(failed.lastError, /550/);
+    await poll(async () => (await api(s, org.sessions.admin)('GET', '/v1/emails?status=pending')).body.data.length, (n) => n === 0, 15_000, 50);
+
+    const a = api(s, org.sessions.admin);
+    const all = await a('GET', '/v1/emails');
+    t.equal(all.status, 200);
+    t.same(all.body.data.map((x: any) => x.id), [...ids].reverse(), 'newest first');
+    const p1 = await a('GET', '/v1/emails?limit=4');
+    t.same(p1.body.data.map((x: any) => x.id), [...ids].reverse().slice(0, 4));
+    t.equal(p1.body.meta.hasMore, true);
+    const p2 = await a('GET', `/v1/emails?limit=4&cursor=${p1.body.meta.nextCursor}`);
+    t.same(p2.body.data.map((x: any) => x.id), [...ids].reverse().slice(4), 'second page');
+    t.equal(p2.body.meta.hasMore, false);
+    t.equal(p2.body.meta.nextCursor, null);
+    t.same((await a('GET', '/v1/emails?status=failed')).body.data.map((x: any) => x.id), [refused.id], 'status filter');
+    t.equal((await a('GET', '/v1/emails?status=sent')).body.data.length, 5);
+    t.same((await a('GET', '/v1/emails?executionId=exe_b')).body.data.map((x: any) => x.id), [ids[4], ids[3]], 'executionId filter');
+    t.same((await a('GET', '/v1/emails?to=ODD@example.com')).body.data.map((x: any) => x.id), [ids[3], ids[1]], 'to filter, case-insensitive');
+    t.same((await a('GET', '/v1/emails?to=odd@example.com&executionId=exe_a&limit=1')).body.data.map((x: any) => x.id), [ids[1]], 'filters combine');
+    const g = await a('GET', `/v1/emails/${ids[0]}`);
+    t.equal(g.status, 200);
+    t.same(g.body.data, all.body.data.at(-1), 'fetch answers the listed record');
+    const dk = await api(s, org.deployKey)('GET', '/v1/emails?limit=1');
+    t.equal(dk.status, 200, 'deploy key may list');
+    t.equal((await api(s, org.deployKey)('GET', `/v1/emails/${ids[0]}`)).status, 200, 'deploy key may fetch');
+    const mem = await api(s, org.sessions.member)('GET', '/v1/emails');
+    t.equal(mem.status, 200, 'members may read');
+    t.equal(mem.body.data.length, 6);
+  });
+
+  t.test('receiver down: retried with lastError, sent once it is up', async (t) => {
+    const org = await createOrg(s);
+    await smtp.close();
+    const e = await testSend(s, org, { to: 'later@example.com', subject: 'after the outage' });
+    const tried = await poll(() => getEmail(s, org, e.id), (x) => x.attempts >= 2, 10_000, 50);
+    t.equal(tried.status, 'pending', 'still pending while the receiver is down');
+    t.ok(tried.attempts >= 2, `retried (${tried.attempts} attempts)`);
+    t.match(tried.lastError, /ECONNREFUSED|ECONNECTION|connect/i, `lastError says why: ${tried.lastError}`);
+    smtp = await startSmtp(port, (rcpt) => (rcpt.startsWith('refuse') ? 550 : undefined));
+    const done = await settled(s, org, e.id, 20_000);
+    t.equal(done.status, 'sent', JSON.stringify(done));
+    t.ok(done.attempts >= 3);
+    await sleep(300);
+    t.equal(smtp.mails.filter((m) => m.headers['message-id'] === done.messageId).length, 1, 'arrived exactly once');
+  });
+
+  t.test('a temporary refusal (451) is retried until the attempts run out', async (t) => {
+    const org = await createOrg(s);
+    smtp.refuse = (rcpt) => (rcpt.startsWith('busy') ? 451 : undefined);
+    t.teardown(() => { smtp.refuse = () => undefined; });
+    const e = await testSend(s, org, { to: 'busy@example.com' });
+    const done = await settled(s, org, e.id, 30_000);
+    t.equal(done.status, 'failed');
+    t.equal(done.attempts, 4, 'all attempts made');
+    t.match(done.lastError, /451/);
+  });
+
+  t.test('auth: 401 without a bearer or with the API key, member and deploy key cannot test-send', async (t) => {
+    const org = await createOrg(s);
+    const e = await testSend(s, org, { to: 'a@example.com' });
+    const paths: Array<[string, string, unknown?]> = [['GET', '/v1/emails'], ['GET', `/v1/emails/${e.id}`], ['POST', '/v1/emails/test', { to: 'a@example.com' }]];
+    for (const [m, p, data] of paths) {
+      expectError(t, await call(s.url, m, p, { body: data === undefined ? undefined : { data } }), 401, 'invalid_key', `${m} ${p} without a bearer`);
+      expectError(t, await api(s, org.apiKey)(m, p, data), 401, 'invalid_key', `${m} ${p} with the API key`);
+    }
+    expectError(t, await api(s, org.sessions.member)('POST', '/v1/emails/test', { to: 'a@example.com' }), 403, 'forbidden', 'member test send');
+    expectError(t, await api(s, org.deployKey)('POST', '/v1/emails/test', { to: 'a@example.com' }), 403, 'deploy_key_scope', 'deploy key test send');
+    const other = await createOrg(s);
+    expectError(t, await api(s, other.sessions.admin)('GET', `/v1/emails/${e.id}`), 404, 'not_found', 'another org\'s e-mail');
+    expectError(t, await api(s, other.deployKey)('GET', `/v1/emails/${e.id}`), 404, 'not_found', 'another org\'s e-mail with its deploy key');
+    t.same((await api(s, other.sessions.admin)('GET', '/v1/emails')).body.data, [], 'another org lists nothing');
+    t.equal((await api(s, org.sessions.admin)('GET', '/v1/emails')).body.data.length, 1, 'only the admin send was recorded');
+  });
+
+  t.test('bad input gets 4xx envelopes', async (t) => {
+    const org = await createOrg(s);
+    const cases: Array<{ what: string; m: string; p: string; raw?: string; data?: unknown; status: number; code: string; names?: string }> = [
+      { what: 'to missing', m: 'POST', p: '/v1/emails/test', data: {}, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'to not an address', m: 'POST', p: '/v1/emails/test', data: { to: 'nobody' }, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'to with a header break', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com\r\nBcc: b@example.com' }, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'to too long', m: 'POST', p: '/v1/emails/test', data: { to: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(60)}.com` }, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'to a number', m: 'POST', p: '/v1/emails/test', data: { to: 5 }, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'to with NUL', m: 'POST', p: '/v1/emails/test', data: { to: 'a\u0000@example.com' }, status: 422, code: 'validation_failed', names: '/data/to' },
+      { what: 'subject too long', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com', subject: 'x'.repeat(201) }, status: 422, code: 'validation_failed', names: '/data/subject' },
+      { what: 'subject with a line break', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com', subject: 'a\r\nBcc: b@example.com' }, status: 422, code: 'validation_failed', names: '/data/subject' },
+      { what: 'subject null', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com', subject: null }, status: 422, code: 'validation_failed', names: '/data/subject' },
+      { what: 'text too long', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com', text: 'x'.repeat(10_001) }, status: 422, code: 'validation_failed', names: '/data/text' },
+      { what: 'text an object', m: 'POST', p: '/v1/emails/test', data: { to: 'a@example.com', text: {} }, status: 422, code: 'validation_failed', names: '/data/text' },
+      { what: 'data not an object', m: 'POST', p: '/v1/emails/test', data: 'a@example.com', status: 422, code: 'validation_failed' },
+      { what: 'no data wrapper', m: 'POST', p: '/v1/emails/test', raw: '{"to":"a@example.com"}', status: 400, code: 'malformed_request' },
+      { what: 'not JSON', m: 'POST', p: '/v1/emails/test', raw: '{"data":', status: 400, code: 'malformed_request' },
+      { what: 'status unknown', m: 'GET', p: '/v1/emails?status=queued', status: 422, code: 'validation_failed', names: '/status' },
+      { what: 'executionId empty', m: 'GET', p: '/v1/emails?executionId=', status: 422, code: 'validation_failed', names: '/executionId' },
+      { what: 'executionId too long', m: 'GET', p: `/v1/emails?executionId=${'x'.repeat(201)}`, status: 422, code: 'validation_failed', names: '/executionId' },
+      { what: 'to too long (filter)', m: 'GET', p: `/v1/emails?to=${'x'.repeat(201)}`, status: 422, code: 'validation_failed', names: '/to' },
+      { what: 'to with NUL (filter)', m: 'GET', p: '/v1/emails?to=a%00b', status: 422, code: 'validation_failed', names: '/to' },
+      { what: 'limit 0', m: 'GET', p: '/v1/emails?limit=0', status: 422, code: 'validation_failed', names: '/limit' },
+      { what: 'limit 101', m: 'GET', p: '/v1/emails?limit=101', status: 422, code: 'validation_failed', names: '/limit' },
+      { what: 'forged cursor', m: 'GET', p: '/v1/emails?cursor=abc', status: 422, code: 'validation_failed', names: '/cursor' },
+      { what: 'cursor of the wrong shape', m: 'GET', p: `/v1/emails?cursor=${Buffer.from('[1,2]').toString('base64url')}`, status: 422, code: 'validation_failed', names: '/cursor' },
+      { what: 'id with NUL', m: 'GET', p: '/v1/emails/eml%00x', status: 422, code: 'validation_failed', names: '/id' },
+      { what: 'unknown id', m: 'GET', p: '/v1/emails/eml_nope', status: 404, code: 'not_found' },
+    ];
+    for (const c of cases) {
+      const r = c.raw !== undefined
+        ? await call(s.url, c.m, c.p, { token: org.sessions.admin, raw: c.raw, contentType: 'application/json' })
+        : await api(s, org.sessions.admin)(c.m, c.p, c.data);
+      expectError(t, r, c.status, c.code, c.what, c.names);
+    }
+    t.same((await api(s, org.sessions.admin)('GET', '/v1/emails')).body.data, [], 'nothing recorded');
+  });
+});
+
+t.test('without SMTP_URL e-mails are stored in the local outbox and never sent', async (t) => {
+  const smtp = await startSmtp();
+  t.teardown(() => smtp.close());
+  // SMTP_URL from the environment of the test run (if any) must not reach this server.
+  const s = await startServer([...FAST], { SMTP_URL: '' });
+  t.teardown(() => s.close());
+  const pool = poolOf(t, s);
+  const org = await createOrg(s);
+  const e = await testSend(s, org, { to: smtp.url.replace('smtp://', 'x@').replace(/:\d+$/, '') + '.example.com' });
+  t.equal(e.status, 'stored');
+  const j = await enqueueEmail(pool, { orgId: org.org.id, key: 'k', executionId: 'exe_s', template: 'welcome', to: 'b@example.com', subject: 's', html: '', text: 't' }, { transport: false });
+  t.equal(j.created, true);
+  await sleep(500);
+  const l = await api(s, org.sessions.admin)('GET', '/v1/emails?status=stored');
+  t.same(l.body.data.map((x: any) => x.id), [j.id, e.id], 'both listed as stored');
+  t.ok(l.body.data.every((x: any) => x.attempts === 0 && x.sentAt === null && x.messageId === null && x.lastError === null), 'never attempted');
+  t.same((await api(s, org.sessions.admin)('GET', '/v1/emails?status=pending')).body.data, []);
+  t.equal(smtp.mails.length, 0, 'nothing reached any SMTP server');
+});
+
+t.test('e-mails pending at a stop are sent exactly once by the next server', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hw-email-restart-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const port = await deadPort();
+  const flags = ['--data-dir', dir, '--smtp-url', `smtp://127.0.0.1:${port}`, '--email-attempts', '20', '--email-retry-base-ms', '200', '--email-poll-ms', '50'];
+  const s1 = await startServer(flags);
+  const org = await createOrg(s1);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await testSend(s1, org, { to: `r${i}@example.com`, subject: `restart ${i}` })).id);
+  const tried = await poll(async () => (await api(s1, org.sessions.admin)('GET', '/v1/emails')).body.data as any[],
+    (l) => l.length === 5 && l.every((e) => e.attempts >= 1), 10_000, 50);
+  t.ok(tried.every((e) => e.status === 'pending' && e.attempts >= 1 && e.lastError), 'tried against a dead port, still pending');
+  await s1.close();
+
+  const smtp = await startSmtp(port);
+  t.teardown(() => smtp.close());
+  const s2 = await startServer(flags);
+  t.teardown(() => s2.close());
+  const done = await poll(async () => (await api(s2, org.sessions.admin)('GET', '/v1/emails')).body.data as any[],
+    (l) => l.length === 5 && l.every((e) => e.status === 'sent'), 30_000, 100);
+  t.ok(done.every((e) => e.status === 'sent'), 'all sent after the restart');
+  await sleep(500);
+  const counts = smtp.counts();
+  t.same([...counts.keys()].sort(), ids.map((id) => `<${id}@localhost>`).sort(), 'every pending e-mail arrived, with its Message-ID');
+  t.ok([...counts.values()].every((n) => n === 1), `each exactly once: ${JSON.stringify([...counts.values()])}`);
+});
