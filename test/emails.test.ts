@@ -268,3 +268,33 @@ t.test('e-mails pending at a stop are sent exactly once by the next server', asy
   t.same([...counts.keys()].sort(), ids.map((id) => `<${id}@localhost>`).sort(), 'every pending e-mail arrived, with its Message-ID');
   t.ok([...counts.values()].every((n) => n === 1), `each exactly once: ${JSON.stringify([...counts.values()])}`);
 });
+
+t.test('a server and a worker draining one database never send an e-mail twice', { skip: !(process.env.DATABASE_URL && process.env.NATS_URL) && 'needs DATABASE_URL and NATS_URL (embedded data belongs to one process)' }, async (t) => {
+  // Slow acceptance keeps the claims of both senders overlapping.
+  const smtp = await startSmtp();
+  smtp.delayMs = 20;
+  t.teardown(() => smtp.close());
+  const flags = ['--smtp-url', smtp.url, '--email-attempts', '3', ...FAST];
+  const a = await startServer(flags);
+  t.teardown(() => a.close());
+  const { loadConfig } = await import('../api/config.js');
+  const { createLogger } = await import('../lib/log.js');
+  const { runWorker } = await import('../cli/worker.js');
+  const wdir = mkdtempSync(join(tmpdir(), 'hw-email-worker-'));
+  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags, '--email-from', 'worker@localhost'], { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${Math.random().toString(36).slice(2, 10)}` });
+  const worker = await runWorker(config, createLogger(config.logLevel));
+  t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
+  const org = await createOrg(a);
+  const ids: string[] = [];
+  for (let i = 0; i < 40; i++) ids.push((await testSend(a, org, { to: `w${i}@example.com` })).id);
+  const done = await poll(async () => (await api(a, org.sessions.admin)('GET', '/v1/emails?limit=100')).body.data as any[],
+    (l) => l.length === 40 && l.every((e) => e.status === 'sent'), 30_000, 100);
+  t.equal(done.filter((e) => e.status === 'sent').length, 40, 'all sent');
+  t.ok(done.every((e) => e.attempts === 1), 'one attempt each');
+  await sleep(300);
+  const counts = smtp.counts();
+  t.same([...counts.keys()].sort(), ids.map((id) => `<${id}@localhost>`).sort(), 'every e-mail arrived');
+  t.ok([...counts.values()].every((n) => n === 1), 'each Message-ID exactly once');
+  const byWorker = smtp.mails.filter((m) => m.from === 'worker@localhost').length;
+  t.comment(`sent by the worker: ${byWorker}, by the server: ${smtp.mails.length - byWorker}`);
+});

@@ -20,6 +20,8 @@ export interface SmtpReceiver {
   url: string;
   mails: Mail[];
   refuse: Refuse;
+  /** Wait before accepting each message (keeps concurrent senders overlapping). */
+  delayMs: number;
   /** Mails per Message-ID header. */
   counts(): Map<string, number>;
   close(): Promise<void>;
@@ -42,7 +44,7 @@ export function parseMail(raw: string): { headers: Record<string, string>; body:
 
 export async function startSmtp(port = 0, refuse: Refuse = () => undefined): Promise<SmtpReceiver> {
   const r: SmtpReceiver = {
-    port: 0, url: '', mails: [], refuse,
+    port: 0, url: '', mails: [], refuse, delayMs: 0,
     counts() {
       const m = new Map<string, number>();
       for (const x of r.mails) { const id = x.headers['message-id'] ?? ''; m.set(id, (m.get(id) ?? 0) + 1); }
@@ -70,7 +72,7 @@ export async function startSmtp(port = 0, refuse: Refuse = () => undefined): Pro
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((a) => a.address), raw, ...parseMail(raw),
         });
-        cb();
+        if (r.delayMs > 0) setTimeout(() => cb(), r.delayMs); else cb();
       });
     },
   });
