@@ -72,6 +72,9 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000,
   } as any);
   const sends = new Set<Promise<void>>();
+  // Claimed ahead (up to the concurrency again), so a finished send is followed at once by the
+  // next instead of waiting for a claim's round trip, and claims and outcome writes are batched.
+  const ready: Array<{ c: Claimed; token: string }> = [];
   const done: Outcome[] = [];
   let closed = false;
   let nextDue = Infinity;
@@ -103,21 +106,35 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
       () => { done.push({ id: c.id, token, kind: 'sent', messageId }); },
       // Cut by close(): no attempt counted; the next run sends it again.
       (err) => { done.push(closed ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, err as SmtpError)); },
-    ).finally(() => { sends.delete(p); wake(); });
+    ).finally(() => { sends.delete(p); pump(); wake(); });
     sends.add(p);
   };
 
-  /** One pass: write finished outcomes, claim what free room allows. True when more may be due now. */
+  /** Starts ready e-mails while slots allow, oldest claimed first. */
+  const pump = () => {
+    while (!closed && sends.size < concurrency && ready.length > 0) {
+      const r = ready.shift()!;
+      send(r.c, r.token);
+    }
+  };
+
+  /**
+   * One pass: write finished outcomes and claim when less than a round of work is ready (then
+   * enough for two). Outcomes wait for the next claim (or for the last send to end), so both are
+   * written in batches. True when more may be due now.
+   */
   const pass = async (): Promise<boolean> => {
-    if (done.length) {
+    const claimNow = !closed && ready.length < concurrency;
+    if (done.length && (claimNow || sends.size === 0 || done.length >= concurrency)) {
       const batch = done.splice(0);
       try { await complete(o.pool, batch); } catch (err) { done.unshift(...batch); throw err; }
     }
-    const limit = concurrency - sends.size;
-    if (limit <= 0 || closed) return false;
+    const limit = 2 * concurrency - sends.size - ready.length;
+    if (!claimNow || limit <= 0) return false;
     const token = randomBytes(12).toString('base64url');
     const rows = await claim(o.pool, limit, leaseMs, token);
-    for (const c of rows) send(c, token);
+    for (const c of rows) ready.push({ c, token });
+    pump();
     return rows.length === limit;
   };
 
@@ -127,7 +144,7 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
       let more = false;
       try { more = await pass(); } catch (err) { o.log.warn('e-mail sender pass failed', { err: String(err) }); }
       if (closed) break;
-      if (more && sends.size < concurrency) continue;
+      if (more && ready.length < concurrency) continue;
       const now = Date.now();
       if (nextDue <= now) nextDue = Infinity;
       await rest(Math.min(pollMs, nextDue - now));
@@ -143,6 +160,8 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
       closed = true;
       wake();
       await loop;
+      // Claimed but not started: given back at once.
+      for (const r of ready.splice(0)) done.push({ id: r.c.id, token: r.token, kind: 'release' });
       // Sends in flight get a moment to finish; the rest are cut (closing the pool fails them) and given back.
       const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
       await Promise.race([Promise.allSettled([...sends]), grace]);
