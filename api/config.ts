@@ -129,6 +129,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
+  if (cfg.smtpUrl !== undefined) {
+    // Checked here so a typo stops the start instead of failing every e-mail; never echoed (it may hold a password).
+    let ok = false;
+    try { const u = new URL(cfg.smtpUrl); ok = (u.protocol === 'smtp:' || u.protocol === 'smtps:') && u.hostname !== ''; } catch { ok = false; }
+    if (!ok) throw new ConfigError('--smtp-url / SMTP_URL must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:pass@mail.example.com:587');
+  }
   return cfg;
 }
 

@@ -298,3 +298,12 @@ t.test('a server and a worker draining one database never send an e-mail twice',
   const byWorker = smtp.mails.filter((m) => m.from === 'worker@localhost').length;
   t.comment(`sent by the worker: ${byWorker}, by the server: ${smtp.mails.length - byWorker}`);
 });
+
+t.test('a malformed SMTP_URL stops the start without echoing it', async (t) => {
+  for (const bad of ['mail.example.com', 'http://u:s3cret@mail.example.com/', 'smtp://']) {
+    const err = await startServer(['--smtp-url', bad]).then(() => undefined, (e: Error) => e);
+    t.ok(err, `${bad} refused`);
+    t.match(err?.message, /SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/);
+    t.notOk(err?.message.includes('s3cret'), 'the URL is not echoed');
+  }
+});
