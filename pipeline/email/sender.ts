@@ -6,6 +6,7 @@
 // leaves the row leased; when the lease expires it is sent again with the same Message-ID header
 // (derived from the row id), which is how a duplicate is recognised downstream.
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
@@ -72,6 +73,10 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000,
   } as any);
   const sends = new Set<Promise<void>>();
+  // Every send in flight listens on this one signal: close() cuts them all (nodemailer fails the
+  // message and closes its connection).
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal);
   // Claimed ahead (up to the concurrency again), so a finished send is followed at once by the
   // next instead of waiting for a claim's round trip, and claims and outcome writes are batched.
   const ready: Array<{ c: Claimed; token: string }> = [];
@@ -101,7 +106,7 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
   const send = (c: Claimed, token: string) => {
     const messageId = messageIdOf(c.id, o.from);
     const p = transport.sendMail({
-      from: o.from, to: c.to, subject: c.subject, text: c.text, ...(c.html ? { html: c.html } : {}), messageId,
+      from: o.from, to: c.to, subject: c.subject, text: c.text, ...(c.html ? { html: c.html } : {}), messageId, signal: abort.signal,
     }).then(
       () => { done.push({ id: c.id, token, kind: 'sent', messageId }); },
       // Cut by close(): no attempt counted; the next run sends it again.
@@ -165,7 +170,8 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
       // Sends in flight get a moment to finish; the rest are cut (closing the pool fails them) and given back.
       const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
       await Promise.race([Promise.allSettled([...sends]), grace]);
-      transport.close();
+      abort.abort();
+      transport.close({ force: true } as never);
       await Promise.allSettled([...sends]);
       await complete(o.pool, done.splice(0)).catch((err) => o.log.warn('e-mail outcomes not written at close; their leases expire and another run sends them again', { err: String(err) }));
     },

@@ -22,6 +22,8 @@ export interface SmtpReceiver {
   refuse: Refuse;
   /** Wait before accepting each message (keeps concurrent senders overlapping). */
   delayMs: number;
+  /** Never answer the message's DATA (a server that hangs after receiving it). */
+  hang: boolean;
   /** Mails per Message-ID header. */
   counts(): Map<string, number>;
   close(): Promise<void>;
@@ -44,7 +46,7 @@ export function parseMail(raw: string): { headers: Record<string, string>; body:
 
 export async function startSmtp(port = 0, refuse: Refuse = () => undefined): Promise<SmtpReceiver> {
   const r: SmtpReceiver = {
-    port: 0, url: '', mails: [], refuse, delayMs: 0,
+    port: 0, url: '', mails: [], refuse, delayMs: 0, hang: false,
     counts() {
       const m = new Map<string, number>();
       for (const x of r.mails) { const id = x.headers['message-id'] ?? ''; m.set(id, (m.get(id) ?? 0) + 1); }
@@ -72,6 +74,7 @@ export async function startSmtp(port = 0, refuse: Refuse = () => undefined): Pro
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((a) => a.address), raw, ...parseMail(raw),
         });
+        if (r.hang) return;
         if (r.delayMs > 0) setTimeout(() => cb(), r.delayMs); else cb();
       });
     },
