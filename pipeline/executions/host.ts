@@ -99,7 +99,8 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
         const ids = await identifiers(p);
         if (!ids) return fail('not_found', 'the profile of this execution has no identifier to write through');
         const r = await ingest('track', { identifiers: ids, event: a.event, properties: a.properties, messageId: messageId(call.position) });
-        return refused(r) ?? ok(r.status === 201 ? (r as { data: unknown }).data : null);
+        // The Event (a repeat answers the original), or the quarantine answer when the name is held.
+        return refused(r) ?? ok('data' in r ? r.data : null);
       }
       case 'webhook.send': {
         const r = await enqueueWebhookDelivery(d.pool, { orgId: ex.orgId, webhookName: a.destination, executionId: ex.id, key: call.idempotencyKey, payload: a.payload });
