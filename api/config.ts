@@ -31,6 +31,12 @@ export interface Config {
   emailAttempts: number;
   emailRetryBaseMs: number;
   emailPollMs: number;
+  journeyThreads: number;
+  journeyFuel: number;
+  journeyTimeoutMs: number;
+  journeyMemoryMb: number;
+  journeyLeaseMs: number;
+  journeyPollMs: number;
   jwtIssuer?: string;
   jwksUrl?: string;
   jwtOrgClaim: string;
@@ -73,6 +79,12 @@ export const OPTIONS: Opt[] = [
   { key: 'emailAttempts', flag: '--email-attempts', env: 'HEADWATER_EMAIL_ATTEMPTS', def: '5', kind: 'int', help: 'attempts per e-mail, the first included (at least 1); an SMTP 5xx answer fails it at once' },
   { key: 'emailRetryBaseMs', flag: '--email-retry-base-ms', env: 'HEADWATER_EMAIL_RETRY_BASE_MS', def: '30000', kind: 'int', help: 'wait before the second e-mail attempt, milliseconds; each later wait is 4 times longer (+-20 % jitter, at most a day)' },
   { key: 'emailPollMs', flag: '--email-poll-ms', env: 'HEADWATER_EMAIL_POLL_MS', def: '1000', kind: 'int', help: 'how often the e-mail outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
+  { key: 'journeyThreads', flag: '--journey-threads', env: 'HEADWATER_JOURNEY_THREADS', def: '2', kind: 'int', help: 'threads running journey code and e-mail templates in QuickJS (a pool of its own)' },
+  { key: 'journeyFuel', flag: '--journey-fuel', env: 'HEADWATER_JOURNEY_FUEL', def: '1000', kind: 'int', help: 'instruction budget of one journey activation, in interrupt-handler calls (about 10,000 function calls or loop iterations each); journey_fuel_exceeded past it' },
+  { key: 'journeyTimeoutMs', flag: '--journey-timeout-ms', env: 'HEADWATER_JOURNEY_TIMEOUT_MS', def: '30000', kind: 'int', help: 'wall-clock budget of one journey activation, host calls included, milliseconds; journey_timeout past it' },
+  { key: 'journeyMemoryMb', flag: '--journey-memory-mb', env: 'HEADWATER_JOURNEY_MEMORY_MB', def: '32', kind: 'int', help: 'memory cap of one journey sandbox, MiB; journey_memory_exceeded past it' },
+  { key: 'journeyLeaseMs', flag: '--journey-lease-ms', env: 'HEADWATER_JOURNEY_LEASE_MS', def: '60000', kind: 'int', help: 'how long a process holds an execution it activates; one left by a dead process is activated again after it (at least the timeout)' },
+  { key: 'journeyPollMs', flag: '--journey-poll-ms', env: 'HEADWATER_JOURNEY_POLL_MS', def: '250', kind: 'int', help: 'how often the timer store is looked at for due executions (timers, answered waits, other processes\' triggers), milliseconds' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
@@ -129,6 +141,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
+  if (cfg.journeyThreads < 1) cfg.journeyThreads = 1;
+  for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs'] as const) {
+    if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
+  }
+  if (cfg.journeyLeaseMs < cfg.journeyTimeoutMs) throw new ConfigError(`--journey-lease-ms (${cfg.journeyLeaseMs}) must be at least --journey-timeout-ms (${cfg.journeyTimeoutMs})`);
   if (cfg.smtpUrl !== undefined) {
     // Checked here so a typo stops the start instead of failing every e-mail; never echoed (it may hold a password).
     let ok = false;
@@ -154,4 +171,12 @@ export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' |
 /** The e-mail sender's settings (serve and worker run one each). */
 export function emailSettings(c: Config): Omit<EmailSenderOptions, 'pool' | 'log'> {
   return { smtpUrl: c.smtpUrl, from: c.emailFrom, maxAttempts: c.emailAttempts, retryBaseMs: c.emailRetryBaseMs, pollMs: c.emailPollMs };
+}
+
+/** The journey runner's settings (serve and worker run one each). */
+export function journeySettings(c: Config) {
+  return {
+    threads: c.journeyThreads, leaseMs: c.journeyLeaseMs, pollMs: c.journeyPollMs,
+    limits: { fuel: c.journeyFuel, wallMs: c.journeyTimeoutMs, memoryBytes: c.journeyMemoryMb * 1024 * 1024 },
+  };
 }

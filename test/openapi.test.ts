@@ -19,7 +19,7 @@ const CONTRACT: Array<[string, string]> = [
   ['post', '/v1/sources/{sourceId}/webhook'],
   ['post', '/v1/segments'], ['post', '/v1/segments/preview'], ['get', '/v1/segments'], ['get', '/v1/segments/{id}'],
   ['patch', '/v1/segments/{id}'], ['delete', '/v1/segments/{id}'], ['get', '/v1/segments/{id}/members'],
-  ['get', '/v1/executions'], ['get', '/v1/executions/{id}'],
+  ['get', '/v1/executions'], ['get', '/v1/executions/{id}'], ['post', '/v1/executions/{id}/cancel'],
   ['head', '/v1/artifacts/{digest}'], ['put', '/v1/artifacts/{digest}'],
   ['post', '/v1/pushes'], ['get', '/v1/pushes'], ['get', '/v1/pushes/{id}'], ['get', '/v1/pushes/{id}/source'],
   ['post', '/v1/webhooks'], ['get', '/v1/webhooks'], ['get', '/v1/webhooks/{id}'], ['patch', '/v1/webhooks/{id}'],
