@@ -1,9 +1,11 @@
 // Journey e-mail through HTTP against a real SMTP receiver (`smtp-server`): the test send arrives
 // once with its subject, text and stable Message-ID; list, fetch, filters and cursors; the
 // idempotent enqueue the journey runtime uses; retries while the receiver is down; a permanent
-// refusal; the local outbox without SMTP_URL; auth, org scoping and bad input; and e-mails pending
-// at a stop sent exactly once by the next server. One SMTP-sending server at a time: the outbox is
-// shared (DATABASE_URL mode) and any sender would take any pending e-mail.
+// refusal; auth, org scoping and bad input; expired claims; a journey's e-mail end to end; and
+// e-mails pending at a stop (one cut mid-send) sent exactly once by the next server. One
+// SMTP-sending server at a time, and no other test file runs one: the outbox is shared
+// (DATABASE_URL mode) and any sender would take any pending e-mail. The local outbox (no
+// SMTP_URL) is in emails-outbox.test.ts.
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +15,8 @@ import { startServer, call, createOrg, expectError, poll, sleep, type OrgCreds, 
 import { deadPort } from './helpers/receiver.js';
 import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
 import { enqueueEmail } from '../pipeline/email/mod.js';
+import { createAppFixture } from './helpers/server.js';
+import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
 
 const FAST = ['--email-retry-base-ms', '100', '--email-poll-ms', '50'];
 
@@ -72,6 +76,35 @@ t.test('with an SMTP transport', async (t) => {
     t.equal(dd.status, 'sent');
     t.equal(dd.subject, 'Headwater test e-mail', 'default subject');
     t.ok(dd.text.includes(org.org.id), 'default text names the org');
+  });
+
+  t.test('a journey\'s ctx.email.send arrives rendered, once, linked to its execution', async (t) => {
+    const fx = await createAppFixture(s);
+    const admin = fx.org.sessions.admin;
+    await deployJourneys(s, fx, [
+      { key: 'welcome', body: `const me = await ctx.profile.get(); const r = await ctx.email.send('welcome-email', { name: me.traits.name });` },
+    ], [
+      { key: 'welcome-email', propsSchema: { type: 'object', required: ['name'] },
+        render: `(p) => ({ subject: 'Welcome, ' + p.name, html: '<p>Hello <b>' + p.name + '</b></p>', text: 'Hello ' + p.name })` },
+    ]);
+    const user = `u-${Math.random().toString(36).slice(2, 10)}`;
+    const p = await consenting(s, fx, { userId: user, traits: { name: 'Ada', email: 'ada@example.com' } });
+    const tr = await fire(s, fx, user, 'welcome_go');
+    t.equal(tr.status, 201, tr.text);
+    const [x] = await untilExecutions(s, admin, { journey: 'welcome', profileId: p.id }, (l) => l.length === 1 && ended(l[0]));
+    t.equal(x?.status, 'completed', x?.error);
+    const d = (await execution(s, admin, x.id)).body.data;
+    const call = d.journal.find((j: any) => j.call.name === 'email.send');
+    t.ok(call?.result?.ok, JSON.stringify(call));
+    const emailId = call.result.value.emailId;
+    const e = await settled(s, fx.org, emailId);
+    t.match(e, { status: 'sent', executionId: x.id, template: 'welcome-email', to: 'ada@example.com', subject: 'Welcome, Ada', text: 'Hello Ada', html: '<p>Hello <b>Ada</b></p>', attempts: 1 });
+    t.same((await api(s, admin)('GET', `/v1/emails?executionId=${x.id}`)).body.data.map((m: any) => m.id), [emailId], 'listed under its execution');
+    await sleep(300);
+    const got = smtp.mails.filter((m) => m.headers['message-id'] === e.messageId);
+    t.equal(got.length, 1, 'arrived once');
+    t.equal(got[0]?.headers.subject, 'Welcome, Ada');
+    t.same(got[0]?.to, ['ada@example.com']);
   });
 
   t.test('the runtime entry: idempotent on (org, key), html and text parts, pending then sent', async (t) => {
@@ -220,29 +253,26 @@ t.test('with an SMTP transport', async (t) => {
     }
     t.same((await api(s, org.sessions.admin)('GET', '/v1/emails')).body.data, [], 'nothing recorded');
   });
+
+  t.test('an e-mail whose claim expired (its process died mid-send) is taken again; a live claim is not', async (t) => {
+    const pool = poolOf(t, s);
+    const org = await createOrg(s);
+    // What a dead process leaves: rows claimed (leased) and never completed.
+    const live = await enqueueEmail(pool, { orgId: org.org.id, key: 'live', executionId: null, template: 't', to: 'a@example.com', subject: 'live', html: '', text: 'x' });
+    await pool.query(`UPDATE emails SET lease_until = now() + interval '1 hour', lease_token = 'dead' WHERE id = $1`, [live.id]);
+    const expired = await enqueueEmail(pool, { orgId: org.org.id, key: 'expired', executionId: null, template: 't', to: 'b@example.com', subject: 'expired', html: '', text: 'x' });
+    await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second', lease_token = 'dead' WHERE id = $1`, [expired.id]);
+    const e = await settled(s, org, expired.id);
+    t.equal(e.status, 'sent', 'the expired claim was taken and sent');
+    await sleep(500);
+    t.equal((await getEmail(s, org, live.id)).status, 'pending', 'a live claim of another process is left alone');
+    t.notOk(smtp.counts().has(`<${live.id}@mail.example.com>`), 'and not sent');
+    await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second' WHERE id = $1`, [live.id]);
+    t.equal((await settled(s, org, live.id)).status, 'sent', 'sent once its lease expired');
+  });
 });
 
-t.test('without SMTP_URL e-mails are stored in the local outbox and never sent', async (t) => {
-  const smtp = await startSmtp();
-  t.teardown(() => smtp.close());
-  // SMTP_URL from the environment of the test run (if any) must not reach this server.
-  const s = await startServer([...FAST], { SMTP_URL: '' });
-  t.teardown(() => s.close());
-  const pool = poolOf(t, s);
-  const org = await createOrg(s);
-  const e = await testSend(s, org, { to: smtp.url.replace('smtp://', 'x@').replace(/:\d+$/, '') + '.example.com' });
-  t.equal(e.status, 'stored');
-  const j = await enqueueEmail(pool, { orgId: org.org.id, key: 'k', executionId: 'exe_s', template: 'welcome', to: 'b@example.com', subject: 's', html: '', text: 't' }, { transport: false });
-  t.equal(j.created, true);
-  await sleep(500);
-  const l = await api(s, org.sessions.admin)('GET', '/v1/emails?status=stored');
-  t.same(l.body.data.map((x: any) => x.id), [j.id, e.id], 'both listed as stored');
-  t.ok(l.body.data.every((x: any) => x.attempts === 0 && x.sentAt === null && x.messageId === null && x.lastError === null), 'never attempted');
-  t.same((await api(s, org.sessions.admin)('GET', '/v1/emails?status=pending')).body.data, []);
-  t.equal(smtp.mails.length, 0, 'nothing reached any SMTP server');
-});
-
-t.test('e-mails pending at a stop are sent exactly once by the next server', async (t) => {
+t.test('e-mails pending at a stop, one of them cut mid-send, are sent exactly once by the next server', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-email-restart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const port = await deadPort();
@@ -253,8 +283,18 @@ t.test('e-mails pending at a stop are sent exactly once by the next server', asy
   for (let i = 0; i < 5; i++) ids.push((await testSend(s1, org, { to: `r${i}@example.com`, subject: `restart ${i}` })).id);
   const tried = await poll(async () => (await api(s1, org.sessions.admin)('GET', '/v1/emails')).body.data as any[],
     (l) => l.length === 5 && l.every((e) => e.attempts >= 1), 10_000, 50);
-  t.ok(tried.every((e) => e.status === 'pending' && e.attempts >= 1 && e.lastError), 'tried against a dead port, still pending');
+  t.ok(tried.every((e) => e.status === 'pending' && e.attempts >= 1 && e.lastError), 'tried while the receiver was down, still pending');
+  // Now a server that takes the message and never answers: the next retry hangs mid-send.
+  const hanging = await startSmtp(port);
+  hanging.hang = true;
+  await poll(async () => hanging.mails.length, (n) => n >= 1, 15_000, 20);
+  t.ok(hanging.mails.length >= 1, 'a retry reached the hanging server');
+  const attemptsBefore = new Map((await api(s1, org.sessions.admin)('GET', '/v1/emails')).body.data.map((e: any) => [e.id, e.attempts]));
+  const started = Date.now();
   await s1.close();
+  const took = Date.now() - started;
+  t.ok(took < 10_000, `the stop did not wait for the hanging send (${took} ms)`);
+  await hanging.close();
 
   const smtp = await startSmtp(port);
   t.teardown(() => smtp.close());
@@ -263,11 +303,15 @@ t.test('e-mails pending at a stop are sent exactly once by the next server', asy
   const done = await poll(async () => (await api(s2, org.sessions.admin)('GET', '/v1/emails')).body.data as any[],
     (l) => l.length === 5 && l.every((e) => e.status === 'sent'), 30_000, 100);
   t.ok(done.every((e) => e.status === 'sent'), 'all sent after the restart');
+  const cut = hanging.mails.map((m) => m.headers['message-id']);
+  for (const e of done.filter((x) => cut.includes(x.messageId))) {
+    t.equal(e.attempts, (attemptsBefore.get(e.id) as number) + 1, `${e.id}: the cut send counted no attempt`);
+  }
   await sleep(500);
   // Only this test's Message-IDs are counted: in DATABASE_URL mode the outbox is shared.
   const counts = smtp.counts();
-  const mine = ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0);
-  t.same(mine, ids.map(() => 1), 'every pending e-mail arrived exactly once, with its Message-ID');
+  t.same(ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0), ids.map(() => 1), 'every pending e-mail arrived exactly once, with its Message-ID');
+  t.ok(cut.every((id) => ids.some((x) => `<${x}@localhost>` === id)), 'the cut attempts carried the same Message-IDs: a duplicate downstream is recognisable');
 });
 
 t.test('a server and a worker draining one database never send an e-mail twice', { skip: !(process.env.DATABASE_URL && process.env.NATS_URL) && 'needs DATABASE_URL and NATS_URL (embedded data belongs to one process)' }, async (t) => {
@@ -297,65 +341,4 @@ t.test('a server and a worker draining one database never send an e-mail twice',
   t.same(ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0), ids.map(() => 1), 'every e-mail arrived, each Message-ID exactly once');
   const byWorker = smtp.mails.filter((m) => m.from === 'worker@localhost').length;
   t.comment(`sent by the worker: ${byWorker}, by the server: ${smtp.mails.length - byWorker}`);
-});
-
-t.test('a malformed SMTP_URL stops the start without echoing it', async (t) => {
-  for (const bad of ['mail.example.com', 'http://u:s3cret@mail.example.com/', 'smtp://']) {
-    const err = await startServer(['--smtp-url', bad]).then(() => undefined, (e: Error) => e);
-    t.ok(err, `${bad} refused`);
-    t.match(err?.message, /SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/);
-    t.notOk(err?.message.includes('s3cret'), 'the URL is not echoed');
-  }
-});
-
-t.test('a stop while the SMTP server hangs gives the e-mail back; the next server sends it with the same Message-ID', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hw-email-hang-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await deadPort();
-  const flags = ['--data-dir', dir, '--smtp-url', `smtp://127.0.0.1:${port}`, ...FAST];
-  const hanging = await startSmtp(port);
-  hanging.hang = true;
-  const s1 = await startServer(flags);
-  const org = await createOrg(s1);
-  const e = await testSend(s1, org, { to: 'hang@example.com', subject: 'hang' });
-  const got = await poll(async () => hanging.mails.length, (n) => n >= 1, 10_000, 20);
-  t.equal(got, 1, 'the hanging server received the message and never answered');
-  const started = Date.now();
-  await s1.close();
-  const took = Date.now() - started;
-  t.ok(took < 10_000, `the stop did not wait for the hanging send (${took} ms)`);
-  await hanging.close();
-
-  const smtp = await startSmtp(port);
-  t.teardown(() => smtp.close());
-  const s2 = await startServer(flags);
-  t.teardown(() => s2.close());
-  const done = await settled(s2, org, e.id, 20_000);
-  t.equal(done.status, 'sent', JSON.stringify(done));
-  t.equal(done.attempts, 1, 'the cut send counted no attempt');
-  await sleep(300);
-  const id = `<${e.id}@localhost>`;
-  t.equal(hanging.mails[0]!.headers['message-id'], id, 'the cut attempt carried the Message-ID');
-  t.equal(smtp.counts().get(id), 1, 'sent again once, with the same Message-ID: a duplicate downstream is recognisable');
-});
-
-t.test('an e-mail whose claim expired (its process died mid-send) is taken again; a live claim is not', async (t) => {
-  const smtp = await startSmtp();
-  t.teardown(() => smtp.close());
-  const s = await startServer(['--smtp-url', smtp.url, ...FAST]);
-  t.teardown(() => s.close());
-  const pool = poolOf(t, s);
-  const org = await createOrg(s);
-  // What a dead process leaves: rows claimed (leased) and never completed.
-  const live = await enqueueEmail(pool, { orgId: org.org.id, key: 'live', executionId: null, template: 't', to: 'a@example.com', subject: 'live', html: '', text: 'x' });
-  await pool.query(`UPDATE emails SET lease_until = now() + interval '1 hour', lease_token = 'dead' WHERE id = $1`, [live.id]);
-  const expired = await enqueueEmail(pool, { orgId: org.org.id, key: 'expired', executionId: null, template: 't', to: 'b@example.com', subject: 'expired', html: '', text: 'x' });
-  await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second', lease_token = 'dead' WHERE id = $1`, [expired.id]);
-  const e = await settled(s, org, expired.id);
-  t.equal(e.status, 'sent', 'the expired claim was taken and sent');
-  await sleep(500);
-  t.equal((await getEmail(s, org, live.id)).status, 'pending', 'a live claim of another process is left alone');
-  t.notOk(smtp.counts().has(`<${live.id}@localhost>`), 'and not sent');
-  await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second' WHERE id = $1`, [live.id]);
-  t.equal((await settled(s, org, live.id)).status, 'sent', 'sent once its lease expired');
 });
