@@ -152,6 +152,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     try { const u = new URL(cfg.smtpUrl); ok = (u.protocol === 'smtp:' || u.protocol === 'smtps:') && u.hostname !== ''; } catch { ok = false; }
     if (!ok) throw new ConfigError('--smtp-url / SMTP_URL must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:pass@mail.example.com:587');
   }
+  // The Message-ID takes its domain from the From address, and servers refuse a From without one.
+  if (!/^[^\s@<>]+@[^\s@<>]+$|^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(cfg.emailFrom.trim())) {
+    throw new ConfigError(`--email-from / HEADWATER_EMAIL_FROM must be an address (a@example.com or Name <a@example.com>), got ${cfg.emailFrom}`);
+  }
   return cfg;
 }
 

@@ -46,3 +46,14 @@ t.test('a malformed SMTP_URL stops the start without echoing it', async (t) => {
     t.notOk(err?.message.includes('s3cret'), 'the URL is not echoed');
   }
 });
+
+t.test('a From without an address stops the start', async (t) => {
+  for (const bad of ['headwater', 'Name <nobody>', 'a@b c@d']) {
+    const err = await startServer(['--email-from', bad]).then(() => undefined, (e: Error) => e);
+    t.match(err?.message, /HEADWATER_EMAIL_FROM must be an address/, `${bad} refused`);
+  }
+  for (const good of ['a@example.com', 'Journeys <journeys@mail.example.com>']) {
+    const { loadConfig } = await import('../api/config.js');
+    t.equal(loadConfig(['--email-from', good], {}).emailFrom, good, `${good} accepted`);
+  }
+});
