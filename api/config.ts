@@ -26,6 +26,12 @@ export interface Config {
   webhookConcurrencyPerWebhook: number;
   webhookPollMs: number;
   smtpUrl?: string;
+  journeyThreads: number;
+  journeyFuel: number;
+  journeyTimeoutMs: number;
+  journeyMemoryMb: number;
+  journeyLeaseMs: number;
+  journeyPollMs: number;
   jwtIssuer?: string;
   jwksUrl?: string;
   jwtOrgClaim: string;
@@ -64,6 +70,12 @@ export const OPTIONS: Opt[] = [
   { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '8', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
   { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
   { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail; local outbox when unset' },
+  { key: 'journeyThreads', flag: '--journey-threads', env: 'HEADWATER_JOURNEY_THREADS', def: '2', kind: 'int', help: 'threads running journey code and e-mail templates in QuickJS (a pool of its own)' },
+  { key: 'journeyFuel', flag: '--journey-fuel', env: 'HEADWATER_JOURNEY_FUEL', def: '1000', kind: 'int', help: 'instruction budget of one journey activation, in interrupt-handler calls (about 10,000 function calls or loop iterations each); journey_fuel_exceeded past it' },
+  { key: 'journeyTimeoutMs', flag: '--journey-timeout-ms', env: 'HEADWATER_JOURNEY_TIMEOUT_MS', def: '30000', kind: 'int', help: 'wall-clock budget of one journey activation, host calls included, milliseconds; journey_timeout past it' },
+  { key: 'journeyMemoryMb', flag: '--journey-memory-mb', env: 'HEADWATER_JOURNEY_MEMORY_MB', def: '32', kind: 'int', help: 'memory cap of one journey sandbox, MiB; journey_memory_exceeded past it' },
+  { key: 'journeyLeaseMs', flag: '--journey-lease-ms', env: 'HEADWATER_JOURNEY_LEASE_MS', def: '60000', kind: 'int', help: 'how long a process holds an execution it activates; one left by a dead process is activated again after it (at least the timeout)' },
+  { key: 'journeyPollMs', flag: '--journey-poll-ms', env: 'HEADWATER_JOURNEY_POLL_MS', def: '250', kind: 'int', help: 'how often the timer store is looked at for due executions (timers, answered waits, other processes\' triggers), milliseconds' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
@@ -120,6 +132,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
+  if (cfg.journeyThreads < 1) cfg.journeyThreads = 1;
+  for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs'] as const) {
+    if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
+  }
+  if (cfg.journeyLeaseMs < cfg.journeyTimeoutMs) throw new ConfigError(`--journey-lease-ms (${cfg.journeyLeaseMs}) must be at least --journey-timeout-ms (${cfg.journeyTimeoutMs})`);
   return cfg;
 }
 
@@ -133,5 +150,13 @@ export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' |
   return {
     attempts: c.webhookAttempts, backoffMs: c.webhookBackoffMs, disableAfter: c.webhookDisableAfter, timeoutMs: c.webhookTimeoutMs,
     concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
+  };
+}
+
+/** The journey runner's settings (serve and worker run one each). */
+export function journeySettings(c: Config) {
+  return {
+    threads: c.journeyThreads, leaseMs: c.journeyLeaseMs, pollMs: c.journeyPollMs,
+    limits: { fuel: c.journeyFuel, wallMs: c.journeyTimeoutMs, memoryBytes: c.journeyMemoryMb * 1024 * 1024 },
   };
 }

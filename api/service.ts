@@ -8,7 +8,7 @@ import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
-import { webhookSettings, type Config } from './config.js';
+import { journeySettings, webhookSettings, type Config } from './config.js';
 import type { Logger } from '../lib/log.js';
 import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
@@ -43,12 +43,16 @@ import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { pushRoutes } from './routes/pushes.js';
 import { journeyRoutes } from './routes/journeys.js';
+import { executionRoutes } from './routes/executions.js';
+import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 // The Piscina task module that compiles pushed bundles (its own pool: compiles never take an
 // ingestion thread).
 const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
+// The Piscina task module that runs journey code and e-mail templates in QuickJS.
+const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
 
 // The dashboard's build output (dist/ui, written by Vite in `npm run build`): static assets beside
 // the compiled server, not a module this folder imports.
@@ -120,11 +124,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
     const answerBeforeLanding = !nc && pgStore.embedded;
-    if (answerBeforeLanding) await recoverLanding(pgStore.pool, chStore.client, log);
+    // Journeys: landed events start executions and answer waits; the runner activates them.
+    const triggers = new TriggerIndex(pgStore.pool);
+    closers.push(() => triggers.close());
+    let runner: Runner | undefined;
+    const onLanded = (events: Parameters<typeof onEventsLanded>[1]) =>
+      onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events);
+    if (answerBeforeLanding) await recoverLanding(pgStore.pool, chStore.client, log, onLanded);
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, eventLingerMs: config.eventLingerMs,
+      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);
@@ -151,6 +161,13 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
     closers.push(() => compiler.close());
+    runner = startJourneyRunner({
+      ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, sole: pgStore.embedded,
+      submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => webhookSender.notify(),
+      sendEmail: async () => { throw new Error('no e-mail transport is wired in this build'); },
+    });
+    const journeyRunner = runner;
+    closers.push(() => journeyRunner.close());
     // Staged uploads of a process that died mid-upload.
     await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
     const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');
@@ -186,6 +203,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     artifactRoutes(bind, deps);
     pushRoutes(bind, deps, compiler);
     journeyRoutes(bind, deps);
+    executionRoutes(bind, deps);
     writeKeyRoutes(bind, deps, writeKeys);
     segmentIngestRoutes(bind, {
       keys: writeKeys, stream: streams.ingest, activity, limits, validators, pool: pgStore.pool, log,

@@ -3,7 +3,7 @@
 // the serve process. Without CLICKHOUSE_URL it leaves landing events to the serve process (chDB).
 import { connect } from '@nats-io/transport-node';
 import type { Config } from '../api/config.js';
-import { ConfigError, webhookSettings } from '../api/config.js';
+import { ConfigError, journeySettings, webhookSettings } from '../api/config.js';
 import type { Logger } from '../lib/log.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
@@ -12,9 +12,11 @@ import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { loadSecrets } from '../api/auth/secrets.js';
+import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
+const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
 
 export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
@@ -23,24 +25,36 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
   const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } });
+  // With a ClickHouse server this process lands events too, and so starts journeys and answers waits.
+  const triggers = new TriggerIndex(pgStore.pool);
+  let runner: Runner | undefined;
   const engine = startEngine({
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
     threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log,
+    onLanded: (events) => onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events),
   });
   // Outbound webhook deliveries: the secrets are read with the shared master key (set
   // HEADWATER_SECRET_KEY on every process; a worker that cannot read a secret leaves it to others).
   // A worker serves no operator routes: it neither generates nor accepts an operator token.
   const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: null, secretKey: config.secretKey });
   const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
+  runner = startJourneyRunner({
+    ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK,
+    submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => sender.notify(),
+    sendEmail: async () => { throw new Error('no e-mail transport is wired in this build'); },
+  });
+  const journeyRunner = runner;
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {
     async close() {
+      await journeyRunner.close();
       await sender.close();
       await engine.close();
       await streams.ingest.close();
       await streams.events.close();
       await nc.drain().catch(() => nc.close());
       await chStore?.close();
+      triggers.close();
       await pgStore.close();
     },
   };

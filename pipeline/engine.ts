@@ -14,7 +14,7 @@ import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
 import { isolate } from './isolate.js';
-import type { BatchOutcome, IngestCall } from './types.js';
+import type { BatchOutcome, EventRecord, IngestCall } from './types.js';
 import type { TaskFailure } from './types.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
 
@@ -48,6 +48,11 @@ export interface EngineOptions {
   answerBeforeLanding?: boolean;
   /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events); default 250 ms. */
   eventLingerMs?: number;
+  /**
+   * Runs after each ClickHouse insert, before the events are acknowledged (journey triggers and
+   * waits): when it throws, the events come again, so it must be idempotent.
+   */
+  onLanded?: (events: EventRecord[]) => Promise<void>;
 }
 
 export interface Engine { close(): Promise<void> }
@@ -57,7 +62,10 @@ export function startEngine(o: EngineOptions): Engine {
   // Few large inserts: every insert is a ClickHouse part to merge later, and merges cost CPU that
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
-  const writer = o.ch ? o.events.consume((events) => insertEvents(o.ch!, events), { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
+  const writer = o.ch ? o.events.consume(async (events) => {
+    await insertEvents(o.ch!, events);
+    if (o.onLanded) await o.onLanded(events);
+  }, { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.

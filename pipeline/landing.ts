@@ -144,9 +144,10 @@ export function startLanding(o: LandingOptions): LandingTracker {
 
 /**
  * Lands again every track event stored at or after the checkpoint (a previous run may have answered
- * them and stopped before they reached ClickHouse). Returns how many were landed.
+ * them and stopped before they reached ClickHouse), with `onLanded` as the writer runs it. Returns how many were landed.
  */
-export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: Logger): Promise<number> {
+export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: Logger,
+  onLanded?: (events: EventRecord[]) => Promise<void>): Promise<number> {
   const startedAt = Date.now();
   const cp = await pool.query<{ landed_before: string }>('SELECT landed_before FROM event_landing WHERE id = 1');
   // Everything stored before this start is landed once this returns: say so before any batch runs
@@ -166,7 +167,10 @@ export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: L
        ORDER BY created_at, org_id, app_id, message_id LIMIT ${RECOVER_PAGE}`,
       after ? [after[0], ...after] : [cp.rows[0].landed_before]);
     if (r.rows.length === 0) break;
-    await insertEvents(ch, r.rows.map((x) => x.event));
+    const events = r.rows.map((x) => x.event);
+    await insertEvents(ch, events);
+    // What landing means for journeys (triggers, waits) is repeated with it: it is idempotent.
+    if (onLanded) await onLanded(events);
     total += r.rows.length;
     const last = r.rows[r.rows.length - 1]!;
     after = [last.created_at, last.org_id, last.app_id, last.message_id];

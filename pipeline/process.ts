@@ -201,6 +201,7 @@ function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, C
       const call = calls[i]!;
       if (sourceError(call)) return true;
       if (call.promoted) return false;
+      if ((call.body as IdentifyBody).unset) return false;
       const m = (call.body as { messageId?: string }).messageId;
       if (call.kind === 'track' && typeof m !== 'string') return false;
       if (typeof m === 'string' && uses.get(messageKey(call)) !== 1) return false;
@@ -310,10 +311,11 @@ async function identify(ctx: ProcessContext, snap: CatalogSnapshot, call: Ingest
     const now = iso(call.receivedAt);
     const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
     let row = profile;
-    if (Object.keys(verdict.apply).length || consent) {
+    const unset = body.unset?.filter((k) => Object.prototype.hasOwnProperty.call(profile.traits ?? {}, k)) ?? [];
+    if (Object.keys(verdict.apply).length || consent || unset.length) {
       const r = await c.query(
-        `UPDATE profiles SET traits = traits || $2::jsonb, consent = consent || $3::jsonb, updated_at = $4 WHERE id = $1 RETURNING *`,
-        [profile.id, JSON.stringify(verdict.apply), JSON.stringify(consent ?? {}), now]);
+        `UPDATE profiles SET traits = (traits - $5::text[]) || $2::jsonb, consent = consent || $3::jsonb, updated_at = $4 WHERE id = $1 RETURNING *`,
+        [profile.id, JSON.stringify(verdict.apply), JSON.stringify(consent ?? {}), now, unset]);
       row = r.rows[0];
     }
     const heldNames = Object.keys(verdict.held);
@@ -328,7 +330,7 @@ async function identify(ctx: ProcessContext, snap: CatalogSnapshot, call: Ingest
     if (body.messageId) await record(c, call, body.messageId, { profileId: row.id });
     const system = await recompute(c, ctx.segments, [{
       profileId: row.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
-      all: created || merged.length > 0, traitsChanged: Object.keys(verdict.apply).length > 0,
+      all: created || merged.length > 0, traitsChanged: Object.keys(verdict.apply).length > 0 || unset.length > 0,
     }]);
     return { result: { status: 200, data: await profileOut(c, row) }, observe: true, system };
   });

@@ -8,7 +8,11 @@ export type IdentifierKind = 'anonymousId' | 'userId' | 'idpId' | 'email';
 export interface Identifiers { anonymousId?: string; userId?: string; idpId?: string; email?: string }
 
 /** The validated `data` of an identify call (sourceId already resolved into the envelope). */
-export interface IdentifyBody { identifiers: Identifiers; traits?: Record<string, unknown>; timestamp?: string; messageId?: string }
+export interface IdentifyBody {
+  identifiers: Identifiers; traits?: Record<string, unknown>; timestamp?: string; messageId?: string;
+  /** Trait names to remove (journeys' `traits.unset`; no public route accepts it). */
+  unset?: string[];
+}
 /** The validated `data` of a track call. */
 export interface TrackBody {
   identifiers: Identifiers; event: string; properties?: Record<string, unknown>; timestamp?: string; messageId: string;

@@ -541,6 +541,16 @@ export const routes: RouteDef[] = [
     params: Params('id'),
     ok: { 200: json('The execution with `journal` and `logs`.', Data(ExecutionDetailSchema)) },
   }),
+  route({
+    id: 'executionsCancel', method: 'POST', path: '/v1/executions/{id}/cancel', tag: 'executions', auth: ['session', 'deployKey'], admin: true,
+    summary: 'Cancel a running or waiting execution',
+    description: 'Session with `org:admin`, or a deploy key. A `running` or `waiting` execution becomes `cancelled`: its timer and wait are dropped and `endedAt` is set; an activation in progress finishes, but its outcome is discarded. Effects it already handed over (e-mail, webhooks, writes) are not undone. The body may be empty or `{ "data": {} }`.',
+    params: Params('id'),
+    body: Body(Type.Object({})),
+    optionalBody: true,
+    ok: { 200: json('The cancelled Execution.', Data(ExecutionSchema)) },
+    errors: { 409: '`conflict`: the execution already ended (`completed`, `failed` or `cancelled`).' },
+  }),
 
   // ------------------------------------------------------------ artifacts
   route({

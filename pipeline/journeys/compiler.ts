@@ -71,7 +71,9 @@ export function startCompiler(o: CompilerOptions): Compiler {
       [v.id, out.ok ? 'ready' : 'failed', out.ok ? out.code : null, out.ok ? out.moduleDigest : null, out.ok ? null : out.error]);
     // A journey's answer moves to its newest ready version.
     if (out.ok && r.rows[0]?.kind === 'journey') {
-      await o.pool.query('UPDATE journeys SET updated_at = now() WHERE org_id = $1 AND key = $2', [v.org_id, v.key]);
+      await o.pool.query(
+        `WITH j AS (UPDATE journeys SET updated_at = now() WHERE org_id = $1 AND key = $2)
+         UPDATE orgs SET journeys_version = journeys_version + 1 WHERE id = $1`, [v.org_id, v.key]);
     }
   };
 

@@ -57,6 +57,8 @@ export async function setJourneyEnabled(pool: pg.Pool, orgId: string, key: strin
       if (!ready.rows[0]) return { notReady: true as const };
     }
     await c.query('UPDATE journeys SET enabled = $3, updated_at = now() WHERE org_id = $1 AND key = $2', [orgId, key, enabled]);
+    // The trigger index of every process reloads this org's journeys.
+    await c.query('UPDATE orgs SET journeys_version = journeys_version + 1 WHERE id = $1', [orgId]);
     return { journey: (await getJourney(c, orgId, key))! };
   });
 }

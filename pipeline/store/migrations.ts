@@ -19,11 +19,12 @@ import { pg011 } from './migrations/pg-011-fast-track-history.js';
 import { pg012 } from './migrations/pg-012-webhooks.js';
 import { pg013 } from './migrations/pg-013-journeys.js';
 import { pg014 } from './migrations/pg-014-write-keys.js';
+import { pg015 } from './migrations/pg-015-executions.js';
 
 export type { Migration };
 
 // One file per step under ./migrations/; the list below is the order. Versions are never reused.
-export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013, pg014];
+export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013, pg014, pg015];
 
 export const CH_MIGRATIONS: Migration[] = [
   {

@@ -1,0 +1,140 @@
+// The effects of journey calls, performed by the process for one activation. Writes go through the
+// ingestion pipeline (governance, identity, segments, triggers) with the messageId
+// `<executionId>:<position>` (`<executionId>:<run>:<position>` after a restart), so a repeated
+// activation writes once; e-mail and webhooks are outbox rows keyed by the call's idempotency key.
+// A refusal is a journal error result the journey can catch; an outage rejects (the activation is
+// retried later, the entry not recorded).
+import type pg from 'pg';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { HostCall, RenderResult } from '../../runtime/mod.js';
+import type { JournalResult } from '../../schemas/mod.js';
+import { identifiersOf, profileOut, type ProfileRow } from '../identity.js';
+import { newId } from '../ids.js';
+import { latestReadyVersion, versionModule } from '../journeys/mod.js';
+import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
+import { enqueueWebhookDelivery } from '../webhooks/mod.js';
+
+/** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
+export interface EmailMessage {
+  orgId: string; key: string; executionId: string; template: string; to: string; subject: string; html: string; text: string;
+}
+
+export interface HostDeps {
+  pool: pg.Pool;
+  /** The ingestion stream: one result per call once a worker processed it. */
+  submit(calls: IngestCall[]): Promise<CallResult[]>;
+  render(code: string, props: Record<string, unknown>): Promise<RenderResult>;
+  sendEmail(m: EmailMessage): Promise<{ id: string }>;
+  /** Wakes the webhook sender of this process (best effort; it also polls). */
+  webhookNotify?(): void;
+  /** Compiled propsSchema validators by template version id (owned by the runner). */
+  validators: Map<string, ValidateFunction>;
+  ajv: Ajv;
+}
+
+/** The execution fields the host needs. */
+export interface HostExecution {
+  id: string; orgId: string; appId: string; sourceId: string; profileId: string; environment: 'development' | 'production'; runSeq: number;
+}
+
+const ok = (value: unknown): JournalResult => ({ ok: true, value: value ?? null });
+const fail = (code: string, message: string): JournalResult => ({ ok: false, error: { code, message } });
+const PREFERRED = ['userId', 'anonymousId', 'idpId', 'email'] as const;
+
+export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall, 'signal'>) => Promise<JournalResult> {
+  const messageId = (position: number) => (ex.runSeq === 0 ? `${ex.id}:${position}` : `${ex.id}:${ex.runSeq}:${position}`);
+
+  /** The execution's profile, or the survivor it was merged into. */
+  const profile = async (): Promise<ProfileRow | undefined> => (await d.pool.query<ProfileRow>(
+    `SELECT * FROM profiles WHERE org_id = $1 AND id = COALESCE((SELECT merged_into FROM profiles WHERE org_id = $1 AND id = $2), $2)`,
+    [ex.orgId, ex.profileId])).rows[0];
+
+  const identifiers = async (p: ProfileRow) => {
+    const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
+    for (const k of PREFERRED) { const x = ids.find((i) => i.kind === k); if (x) return { [k]: x.value }; }
+    return undefined;
+  };
+
+  /** One call through the ingestion stream; a 5xx (outage) rejects so the activation retries. */
+  const ingest = async (kind: 'identify' | 'track', body: IdentifyBody | TrackBody): Promise<CallResult> => {
+    const call: IngestCall = {
+      id: newId('call'), kind, orgId: ex.orgId, appId: ex.appId, sourceId: ex.sourceId, environment: ex.environment, receivedAt: Date.now(), body,
+    };
+    const [res] = await d.submit([call]);
+    if (!res || res.status >= 500) throw new Error(`ingestion answered ${res?.status ?? 'nothing'}${res && 'error' in res ? `: ${res.error.message}` : ''}`);
+    return res;
+  };
+  const refused = (r: CallResult): JournalResult | undefined => ('error' in r ? fail(r.error.code, r.error.message) : undefined);
+
+  const writeTraits = async (position: number, traits: Record<string, unknown>, unset?: string[]) => {
+    const p = await profile();
+    if (!p) return fail('not_found', 'the profile of this execution no longer exists');
+    const ids = await identifiers(p);
+    if (!ids) return fail('not_found', 'the profile of this execution has no identifier to write through');
+    const r = await ingest('identify', { identifiers: ids, traits, messageId: messageId(position), ...(unset ? { unset } : {}) });
+    return refused(r) ?? ok(null);
+  };
+
+  return async (call) => {
+    const a = call.args as Record<string, any>;
+    switch (call.name) {
+      case 'profile.get': {
+        const p = await profile();
+        return p ? ok(await profileOut(d.pool, p)) : fail('not_found', 'the profile of this execution no longer exists');
+      }
+      case 'profiles.get': {
+        const r = await d.pool.query<ProfileRow>(
+          `SELECT * FROM profiles WHERE org_id = $1 AND id = COALESCE((SELECT merged_into FROM profiles WHERE org_id = $1 AND id = $2), $2)`,
+          [ex.orgId, a.id]);
+        const p = r.rows[0];
+        // Another app's profile answers like a missing one: a journey reads only its own app.
+        if (!p || p.app_id !== ex.appId) return fail('not_found', `no profile ${String(a.id).slice(0, 200)} in this journey's app`);
+        return ok(await profileOut(d.pool, p));
+      }
+      case 'traits.set': return writeTraits(call.position, { [a.key]: a.value });
+      case 'traits.unset': return writeTraits(call.position, {}, [a.key]);
+      case 'events.track': {
+        const p = await profile();
+        if (!p) return fail('not_found', 'the profile of this execution no longer exists');
+        const ids = await identifiers(p);
+        if (!ids) return fail('not_found', 'the profile of this execution has no identifier to write through');
+        const r = await ingest('track', { identifiers: ids, event: a.event, properties: a.properties, messageId: messageId(call.position) });
+        return refused(r) ?? ok(r.status === 201 ? (r as { data: unknown }).data : null);
+      }
+      case 'webhook.send': {
+        const r = await enqueueWebhookDelivery(d.pool, { orgId: ex.orgId, webhookName: a.destination, executionId: ex.id, key: call.idempotencyKey, payload: a.payload });
+        if (!r.ok) return fail('not_found', `no webhook named ${JSON.stringify(String(a.destination).slice(0, 100))} in this org`);
+        d.webhookNotify?.();
+        return ok({ deliveryId: r.delivery.id });
+      }
+      case 'email.send': return sendEmail(d, ex, call, profile);
+    }
+  };
+}
+
+async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 'signal'>, profile: () => Promise<ProfileRow | undefined>): Promise<JournalResult> {
+  const { template, props } = call.args as { template: string; props: Record<string, unknown> };
+  const version = await latestReadyVersion(d.pool, ex.orgId, template, 'template');
+  if (!version) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
+  let validate = d.validators.get(version.id);
+  if (!validate) {
+    const schema = (version.manifest as { propsSchema?: object }).propsSchema ?? {};
+    try { validate = d.ajv.compile(schema); } catch (e) { return fail('validation_failed', `template ${template}: propsSchema does not compile: ${(e as Error).message}`); }
+    d.validators.set(version.id, validate);
+  }
+  if (!validate(props)) {
+    const e = validate.errors?.[0];
+    return fail('validation_failed', `props${e?.instancePath ?? ''}: ${e?.message ?? 'do not match the propsSchema'}`);
+  }
+  const p = await profile();
+  if (!p) return fail('not_found', 'the profile of this execution no longer exists');
+  const to = typeof p.traits?.email === 'string' && p.traits.email ? p.traits.email as string
+    : (await identifiersOf(d.pool, [p.id])).get(p.id)?.find((i) => i.kind === 'email')?.value;
+  if (!to) return fail('no_email_address', 'the profile has no email trait or identifier');
+  const mod = await versionModule(d.pool, ex.orgId, version.id);
+  if (!mod) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
+  const out = await d.render(mod.code, props);
+  if (!out.ok) return fail(out.code, `template ${template}: ${out.message}`);
+  const sent = await d.sendEmail({ orgId: ex.orgId, key: call.idempotencyKey, executionId: ex.id, template, to, subject: out.subject, html: out.html, text: out.text });
+  return ok({ emailId: sent.id, to });
+}

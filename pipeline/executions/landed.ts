@@ -1,0 +1,127 @@
+// What landing events means for journeys, once per landed batch (after the ClickHouse insert, before
+// the batch is acknowledged, so a crash repeats it and every step here is idempotent):
+// 1. waits: an event of a profile with a running or waiting execution answers a matching
+//    waitForEvent, or goes to the inbox of an execution whose activation is in progress;
+// 2. triggers: each event an enabled journey names starts an execution for its profile (consent,
+//    cooldown and one active execution per (journey, profile) decided in the inserting statement;
+//    the (journey, trigger event) key makes a repeat a no-op).
+// One round trip decides both when nothing applies: the orgs' trigger index versions and the ids of
+// the active executions of the batch's profiles.
+import type pg from 'pg';
+import type { Logger } from '../../lib/log.js';
+import { newId } from '../ids.js';
+import { tx } from '../store/postgres.js';
+import type { EventRecord } from '../types.js';
+import type { TriggerIndex } from './triggers.js';
+
+export interface LandedDeps {
+  pool: pg.Pool;
+  index: TriggerIndex;
+  log: Logger;
+  /** Told when executions started or waits were answered (the runner claims them at once). */
+  notify(): void;
+}
+
+/** Events one inbox keeps per landed batch (an activation lasts seconds; this bounds a burst). */
+const INBOX_PER_BATCH = 100;
+
+export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord[]): Promise<void> {
+  if (events.length === 0) return;
+  const orgIds = [...new Set(events.map((e) => e.orgId))];
+  const pairs = new Map<string, [string, string]>();
+  for (const e of events) pairs.set(`${e.orgId}\u0000${e.profileId}`, [e.orgId, e.profileId]);
+  const pairList = [...pairs.values()];
+  const r = await d.pool.query<{ versions: Array<[string, string]>; active: string[] }>(
+    `SELECT (SELECT COALESCE(json_agg(json_build_array(id, journeys_version::text)), '[]') FROM orgs WHERE id = ANY($1)) AS versions,
+            (SELECT COALESCE(json_agg(x.id), '[]') FROM executions x
+             JOIN unnest($2::text[], $3::text[]) AS p(org_id, profile_id) ON x.org_id = p.org_id AND x.profile_id = p.profile_id
+             WHERE x.status IN ('running', 'waiting')) AS active`,
+    [orgIds, pairList.map((p) => p[0]), pairList.map((p) => p[1])]);
+  const { versions, active } = r.rows[0]!;
+  let woke = false;
+  // Waits first: executions this batch starts have not run yet, so they wait for nothing.
+  if (active.length) woke = await answerWaits(d.pool, active, events);
+  await d.index.refresh(versions);
+  const started = await startExecutions(d.pool, d.index, events);
+  if (woke || started > 0) d.notify();
+}
+
+interface ActiveRow { id: string; org_id: string; profile_id: string; status: string; wait: WaitRecord | null; woken: boolean; leased: boolean }
+export interface WaitRecord { kind: 'sleep' | 'event'; names?: string[]; until: number; position: number; call: unknown; began: number }
+
+/** The first event of `events` (in receive order) that answers `wait`, or undefined. */
+export function answering(wait: WaitRecord, events: readonly EventRecord[]): EventRecord | undefined {
+  if (wait.kind !== 'event' || !wait.names) return undefined;
+  let best: EventRecord | undefined;
+  for (const e of events) {
+    if (!wait.names.includes(e.event) || Date.parse(e.receivedAt) < wait.began) continue;
+    if (!best || Date.parse(e.receivedAt) < Date.parse(best.receivedAt)) best = e;
+  }
+  return best;
+}
+
+async function answerWaits(pool: pg.Pool, ids: string[], events: readonly EventRecord[]): Promise<boolean> {
+  const byProfile = new Map<string, EventRecord[]>();
+  for (const e of events) {
+    const k = `${e.orgId}\u0000${e.profileId}`;
+    let l = byProfile.get(k);
+    if (!l) byProfile.set(k, (l = []));
+    l.push(e);
+  }
+  return tx(pool, async (c) => {
+    // Locked in id order (no deadlock between landing processes); the runner's save takes the same
+    // row lock, so an event is either seen by the wait it registers or answers it here.
+    const rows = (await c.query<ActiveRow>(
+      `SELECT id, org_id, profile_id, status, wait, wake_value IS NOT NULL AS woken, (lease_until IS NOT NULL AND lease_until > now()) AS leased
+       FROM executions WHERE id = ANY($1) AND status IN ('running', 'waiting') ORDER BY id FOR UPDATE`, [ids])).rows;
+    let woke = false;
+    for (const x of rows) {
+      const evs = byProfile.get(`${x.org_id}\u0000${x.profile_id}`);
+      if (!evs) continue;
+      if (x.leased) {
+        await c.query(`UPDATE executions SET inbox = inbox || $2::jsonb WHERE id = $1`, [x.id, JSON.stringify(evs.slice(0, INBOX_PER_BATCH))]);
+        continue;
+      }
+      if (x.status !== 'waiting' || !x.wait || x.woken) continue;
+      const hit = answering(x.wait, evs);
+      if (!hit) continue;
+      await c.query(`UPDATE executions SET wake_value = $2::jsonb, wake_at = now() WHERE id = $1`, [x.id, JSON.stringify(hit)]);
+      woke = true;
+    }
+    return woke;
+  });
+}
+
+async function startExecutions(pool: pg.Pool, index: TriggerIndex, events: readonly EventRecord[]): Promise<number> {
+  const cols: string[][] = Array.from({ length: 12 }, () => []);
+  const cooldowns: number[] = [];
+  for (const e of events) {
+    for (const t of index.match(e)) {
+      const row = [newId('exe'), e.orgId, t.key, t.versionId, t.releaseId, e.appId, e.sourceId, e.profileId, e.environment, e.id, JSON.stringify(e), t.purpose];
+      row.forEach((v, i) => cols[i]!.push(v));
+      cooldowns.push(t.cooldownMs);
+    }
+  }
+  if (cooldowns.length === 0) return 0;
+  const receivedAt = events.flatMap((e) => index.match(e).map(() => e.receivedAt));
+  // Rows go in event order: of two triggers of one (journey, profile) in a batch the first starts
+  // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
+  const r = await pool.query(
+    `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
+       trigger_event_id, run_id, event, status, wake_at, started_at, updated_at)
+     SELECT t.id, t.org_id, t.journey_key, t.version_id, t.release_id, t.app_id, t.source_id, t.profile_id, t.environment,
+       t.trigger_event_id, 'run_' || substr(t.id, 5), t.event::jsonb, 'running', now(), now(), now()
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                 $10::text[], $11::text[], $12::text[], $13::float8[], $14::timestamptz[])
+          WITH ORDINALITY AS t(id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
+                               trigger_event_id, event, purpose, cooldown_ms, received_at, ord)
+     JOIN profiles p ON p.id = t.profile_id AND p.org_id = t.org_id
+     WHERE p.consent -> t.purpose = 'true'::jsonb
+       AND NOT (t.cooldown_ms > 0 AND EXISTS (SELECT 1 FROM executions e WHERE e.org_id = t.org_id AND e.journey_key = t.journey_key
+             AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
+     ORDER BY t.ord
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
+    [...cols, cooldowns, receivedAt]);
+  return r.rowCount ?? 0;
+}

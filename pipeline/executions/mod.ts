@@ -1,0 +1,8 @@
+// Journey executions: the trigger index and what landing events does for journeys (starts and
+// answered waits), the runner that activates due executions, and the reads and cancel of the routes.
+export { TriggerIndex, type JourneyTrigger } from './triggers.js';
+export { onEventsLanded, type LandedDeps } from './landed.js';
+export { startJourneyRunner, type Runner, type RunnerOptions } from './runner.js';
+export type { EmailMessage } from './host.js';
+export { cancelExecution, executionOut, getExecution, listExecutions, type CancelResult, type ExecutionFilter } from './store.js';
+export type { HostAnswer, HostRequest, JourneyTask } from './task.js';

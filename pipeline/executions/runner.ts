@@ -1,0 +1,233 @@
+// The journey runner of a process: claims due executions (new ones, answered or expired waits,
+// retries) from Postgres with FOR UPDATE SKIP LOCKED and a lease, activates each on the journey
+// task threads with this process as its host, and stores the outcome under the same lease. Several
+// processes share the work; a process that dies leaves leases that expire, and its executions are
+// activated again from their journal (effects are idempotent per journal position).
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type pg from 'pg';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Logger } from '../../lib/log.js';
+import type { Activation, Limits, RenderResult } from '../../runtime/mod.js';
+import type { JournalEntry } from '../../schemas/mod.js';
+import { newId } from '../ids.js';
+import { versionModule } from '../journeys/mod.js';
+import { tx } from '../store/postgres.js';
+import type { CallResult, IngestCall } from '../types.js';
+import { createHost, type EmailMessage, type HostExecution } from './host.js';
+import { answering, type WaitRecord } from './landed.js';
+import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+
+export interface RunnerOptions {
+  pool: pg.Pool;
+  log: Logger;
+  /** URL of the Piscina task module (workers/journey-task.js), given by the process wiring. */
+  taskModule: string;
+  threads: number;
+  submit(calls: IngestCall[]): Promise<CallResult[]>;
+  sendEmail(m: EmailMessage): Promise<{ id: string }>;
+  webhookNotify?(): void;
+  limits?: Partial<Limits>;
+  /** How long a claim holds an execution; an activation longer than this may run twice. Default wall budget + 30 s. */
+  leaseMs?: number;
+  /** How often due executions are looked for when nothing notified; default 250 ms. */
+  pollMs?: number;
+  /** This process is the database's only user (embedded): leases left by a previous run are void. */
+  sole?: boolean;
+}
+
+export interface Runner {
+  /** Look for due executions now (a trigger or an answered wait in this process). */
+  notify(): void;
+  close(): Promise<void>;
+}
+
+interface Row {
+  id: string; org_id: string; journey_key: string; version_id: string; app_id: string; source_id: string; profile_id: string;
+  environment: 'development' | 'production'; run_id: string; run_seq: number; event: Record<string, unknown>; status: string;
+  journal: JournalEntry[]; wait: WaitRecord | null; wake_value: unknown; lease_id: string; attempts: number;
+}
+
+const RETRY_MAX_MS = 60_000;
+
+export function startJourneyRunner(o: RunnerOptions): Runner {
+  const wallMs = o.limits?.wallMs ?? 30_000;
+  const leaseMs = o.leaseMs ?? wallMs + 30_000;
+  const pollMs = o.pollMs ?? 250;
+  const capacity = Math.max(1, o.threads) * 16;
+  const pool = new Piscina({ filename: o.taskModule, minThreads: Math.max(1, o.threads), maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+  const codes = new Map<string, string>();
+  const validators = new Map<string, ValidateFunction>();
+  const ajv = new Ajv({ allErrors: false, strict: false });
+  const inFlight = new Set<Promise<void>>();
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let ticking = false;
+  let again = false;
+  let started: Promise<void> = Promise.resolve();
+
+  const render = (code: string, props: Record<string, unknown>) =>
+    pool.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
+
+  const claim = async (n: number): Promise<Row[]> => {
+    const r = await o.pool.query<Row>(
+      `UPDATE executions x SET lease_until = now() + make_interval(secs => $1), lease_id = $3, attempts = x.attempts + 1
+       FROM (SELECT id FROM executions WHERE status IN ('running', 'waiting') AND wake_at <= now()
+               AND (lease_until IS NULL OR lease_until < now())
+             ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) c
+       WHERE x.id = c.id
+       RETURNING x.id, x.org_id, x.journey_key, x.version_id, x.app_id, x.source_id, x.profile_id, x.environment, x.run_id, x.run_seq,
+                 x.event, x.status, x.journal, x.wait, x.wake_value, x.lease_id, x.attempts`,
+      [leaseMs / 1000, n, newId('lse')]);
+    return r.rows;
+  };
+
+  const code = async (row: Row): Promise<string | null> => {
+    const hit = codes.get(row.version_id);
+    if (hit) return hit;
+    const m = await versionModule(o.pool, row.org_id, row.version_id);
+    if (!m) return null;
+    if (codes.size >= 256) codes.clear();
+    codes.set(row.version_id, m.code);
+    return m.code;
+  };
+
+  const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
+    const ex: HostExecution = {
+      id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
+    };
+    const host = createHost({ pool: o.pool, submit: o.submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, validators, ajv }, ex);
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (m: HostRequest) => {
+      host(m.call).then(
+        (result) => port1.postMessage({ id: m.id, result } satisfies HostAnswer),
+        (err) => port1.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies HostAnswer),
+      ).catch(() => { /* the activation ended and closed its port */ });
+    });
+    try {
+      const task: JourneyTask = {
+        kind: 'activate', port: port2,
+        input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
+      };
+      return await pool.run(task, { transferList: [port2] }) as Activation;
+    } finally {
+      port1.close();
+    }
+  };
+
+  const runOne = async (row: Row): Promise<void> => {
+    const journal = (row.journal ?? []).slice();
+    if (row.status === 'waiting' && row.wait) {
+      // The wait's answer becomes its entry: the event (or null on timeout) for waitForEvent, null for sleep.
+      const value = row.wait.kind === 'event' ? (row.wake_value ?? null) : null;
+      journal.push({ call: row.wait.call as JournalEntry['call'], result: { ok: true, value }, at: row.wait.position });
+    }
+    const src = await code(row);
+    const now = Date.now();
+    if (src === null) {
+      await save(row, now, { status: 'failed', code: 'journey_error', message: `version ${row.version_id} is not available`, journal, logs: [], stats: { replayed: 0, hostCalls: 0, fuelUsed: 0, wallMs: 0 } });
+      return;
+    }
+    const a = await activate(row, journal, src, now);
+    await save(row, now, a);
+  };
+
+  const save = (row: Row, began: number, a: Activation) => tx(o.pool, async (c) => {
+    const cur = (await c.query<{ status: string; lease_id: string | null; inbox: unknown[] }>(
+      'SELECT status, lease_id, inbox FROM executions WHERE id = $1 FOR UPDATE', [row.id])).rows[0];
+    // Cancelled meanwhile, or the lease expired and another process took it over: drop this outcome.
+    if (!cur || cur.lease_id !== row.lease_id || (cur.status !== 'running' && cur.status !== 'waiting')) return;
+    if (a.logs.length) {
+      await c.query(
+        `INSERT INTO execution_logs (execution_id, run_seq, seq, level, message)
+         SELECT $1, $2, s, l, m FROM unnest($3::int[], $4::text[], $5::text[]) AS t(s, l, m) ON CONFLICT DO NOTHING`,
+        [row.id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)]);
+    }
+    const journal = JSON.stringify(a.journal);
+    const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
+    const common = `lease_until = NULL, lease_id = NULL, inbox = '[]'::jsonb, updated_at = now()`;
+    switch (a.status) {
+      case 'completed':
+        await c.query(`UPDATE executions SET status = 'completed', journal = $2::jsonb, journal_entries = $3, step = $4, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = NULL, attempts = 0, ended_at = now(), ${common} WHERE id = $1`,
+        [row.id, journal, a.journal.length, last]);
+        return;
+      case 'failed':
+        await c.query(`UPDATE executions SET status = 'failed', journal = $2::jsonb, journal_entries = $3, step = $4, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = $5, ended_at = now(), ${common} WHERE id = $1`,
+        [row.id, journal, a.journal.length, last, `${a.code}: ${a.message}`]);
+        return;
+      case 'waiting': {
+        const wait: WaitRecord = { ...a.wait, began };
+        // An event that landed while this activation ran answers the wait at once.
+        const hit = wait.kind === 'event' ? answering(wait, (cur.inbox ?? []) as never) : undefined;
+        await c.query(`UPDATE executions SET status = 'waiting', journal = $2::jsonb, journal_entries = $3, step = $4,
+          timer_deadline = $5, wait = $6::jsonb, wake_value = $7::jsonb, wake_at = CASE WHEN $7::jsonb IS NULL THEN $5 ELSE now() END,
+          attempts = 0, ${common} WHERE id = $1`,
+        [row.id, journal, a.journal.length, a.wait.call.name, new Date(a.wait.until).toISOString(), JSON.stringify(wait), hit ? JSON.stringify(hit) : null]);
+        return;
+      }
+      case 'restart':
+        await c.query(`UPDATE executions SET status = 'running', run_id = $2, run_seq = run_seq + 1, event = COALESCE($3::jsonb, event),
+          journal = '[]'::jsonb, journal_entries = 0, step = 'restart', timer_deadline = NULL, wait = NULL, wake_value = NULL,
+          wake_at = now(), attempts = 0, ${common} WHERE id = $1`,
+        [row.id, newId('run'), a.event ? JSON.stringify(a.event) : null]);
+        return;
+      case 'retry': {
+        // The host failed (an outage): the entries recorded so far stand; try again later.
+        const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(row.attempts, 10));
+        await c.query(`UPDATE executions SET journal = $2::jsonb, journal_entries = $3, step = $4,
+          wake_at = now() + make_interval(secs => $5), ${common} WHERE id = $1`,
+        [row.id, journal, a.journal.length, last, delay / 1000]);
+        o.log.warn('journey activation will be retried', { execution: row.id, message: a.message, inMs: delay });
+        return;
+      }
+    }
+  });
+
+  const tick = async () => {
+    if (closed) return;
+    if (ticking) { again = true; return; }
+    ticking = true;
+    try {
+      do {
+        again = false;
+        const room = capacity - inFlight.size;
+        if (room <= 0) break;
+        const rows = await claim(room);
+        for (const row of rows) {
+          const p: Promise<void> = runOne(row)
+            .catch((err) => o.log.warn('journey activation failed; its lease will expire and it runs again', { execution: row.id, err: String(err) }))
+            .finally(() => { inFlight.delete(p); if (!closed) void tick(); });
+          inFlight.add(p);
+        }
+        if (rows.length === room) again = true;
+      } while (again && !closed);
+    } catch (err) {
+      if (!closed) o.log.warn('claiming journey executions failed', { err: String(err) });
+    } finally {
+      ticking = false;
+    }
+  };
+  const loop = () => {
+    if (closed) return;
+    timer = setTimeout(() => { void tick().finally(loop); }, pollMs);
+    timer.unref();
+  };
+  if (o.sole) started = o.pool.query(`UPDATE executions SET lease_until = NULL, lease_id = NULL WHERE lease_until IS NOT NULL`).then(() => undefined, () => undefined);
+  void started.then(() => { void tick(); loop(); });
+
+  return {
+    notify() { if (!closed) void tick(); },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await started;
+      // Activations in hand finish (their outcome is saved); new ones are not claimed.
+      await Promise.all([...inFlight]);
+      await pool.destroy();
+      codes.clear();
+      validators.clear();
+    },
+  };
+}

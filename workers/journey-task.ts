@@ -1,0 +1,36 @@
+// Piscina task: runs journey code (activate) and e-mail templates (render) in QuickJS, off the
+// event loop of the process. The thread's engine lives as long as the thread. Host calls of an
+// activation go back to the process over the MessagePort that comes with the task: the process
+// owns the stores and the ingestion stream, the thread only the sandbox.
+import { createEngine, type Activation, type RenderResult } from '../runtime/mod.js';
+import type { JournalResult } from '../schemas/mod.js';
+import type { HostAnswer, HostRequest, JourneyTask } from '../pipeline/executions/mod.js';
+
+const engine = await createEngine();
+
+export default async function run(task: JourneyTask): Promise<Activation | RenderResult> {
+  if (task.kind === 'render') return engine.render(task.input);
+  const port = task.port;
+  const pending = new Map<number, { resolve(r: JournalResult): void; reject(e: Error): void }>();
+  let next = 0;
+  port.on('message', (m: HostAnswer) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.result) p.resolve(m.result); else p.reject(new Error(m.error ?? 'host call failed'));
+  });
+  try {
+    return await engine.activate({
+      ...task.input,
+      host: {
+        call: ({ signal: _signal, ...call }) => new Promise<JournalResult>((resolve, reject) => {
+          const id = next++;
+          pending.set(id, { resolve, reject });
+          port.postMessage({ id, call } satisfies HostRequest);
+        }),
+      },
+    });
+  } finally {
+    port.close();
+  }
+}
