@@ -12,6 +12,7 @@ import { request } from 'node:http';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, call, createAppFixture, identifyCall, poll, rawRequest, trackCall, uid, type AppFixture, type TestServer } from './helpers/server.js';
 import { hw } from './helpers/cli.js';
+import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) {
@@ -231,6 +232,40 @@ async function main() {
     await member.page.getByTestId('catalog-events').locator(`tr[data-name="${eventName}"]`).waitFor();
     t.equal(await member.page.getByTestId('catalog-events').getByRole('button').count(), 0, 'the catalog has no state buttons');
     t.same(member.errors, [], 'no console error or uncaught exception');
+  });
+
+  t.test('an execution\'s journal and logs, and cancel (admin)', { skip: executionsServed ? false : 'GET /v1/executions is not served by this build' }, async (t) => {
+    const key = uid('greeter').replace(/-/g, '_').slice(0, 40);
+    await deployJourneys(s, f, [{ key, body: `await ctx.traits.set('stage', 'greeted'); ctx.log.info('greeted ' + ctx.event.event); await ctx.sleep('1h');` }]);
+    const who = uid('journeyer');
+    await consenting(s, f, { userId: who });
+    t.ok((await fire(s, f, who, `${key}_go`)).status < 300, 'trigger tracked');
+    const list = await untilExecutions(s, f.admin, { journey: key }, (l) => l[0]?.status === 'waiting', 60_000);
+    t.equal(list[0]?.status, 'waiting', 'the execution waits on its sleep');
+    await page.goto(`${s.url}/ui/journeys`);
+    await page.getByRole('link', { name: 'executions' }).first().waitFor();
+    await page.goto(`${s.url}/ui/executions?journey=${encodeURIComponent(key)}&status=waiting`);
+    await page.getByTestId('executions').getByRole('link', { name: list[0].id }).click();
+    await page.waitForURL(new RegExp(`/ui/executions/${list[0].id}$`));
+    const journal = page.getByTestId('journal');
+    await journal.waitFor();
+    t.match(await journal.textContent(), /traits\.set[\s\S]*stage[\s\S]*greeted/, 'the journal shows the call with its arguments');
+    await page.getByText(`greeted ${key}_go`).waitFor();
+    t.pass('the log line is shown');
+    // A member sees the waiting execution's journal, without the cancel control.
+    const mctx = await browser.newContext();
+    t.teardown(() => mctx.close());
+    const member = await open(mctx);
+    await member.page.goto(`${s.url}/ui/executions/${list[0].id}#token=${encodeURIComponent(f.org.sessions.member)}`);
+    await member.page.getByTestId('journal').waitFor();
+    await member.page.getByTestId('status').getByText('waiting').waitFor();
+    t.equal(await member.page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no cancel for a member');
+    t.same(member.errors, [], 'no console error for the member');
+    await page.getByRole('button', { name: 'Cancel execution' }).click();
+    await page.getByTestId('status').getByText('cancelled').waitFor();
+    const after = await call(s.url, 'GET', `/v1/executions/${list[0].id}`, { token: f.admin });
+    t.equal(after.body.data.status, 'cancelled', 'the API says cancelled');
+    t.equal(await page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no cancel on an ended execution');
   });
 
   t.test('an API error shows the API\'s own message', async (t) => {

@@ -42,7 +42,7 @@ function url(path: string, params?: Record<string, string>, query?: object): str
   return qs ? `${p}?${qs}` : p;
 }
 
-export async function request(method: string, path: string, o: CallOpts<object, unknown>): Promise<unknown> {
+async function request(method: string, path: string, o: CallOpts<object, unknown>): Promise<unknown> {
   const headers: Record<string, string> = {};
   const token = session.get();
   if (token) headers.authorization = `Bearer ${token}`;

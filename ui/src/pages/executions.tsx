@@ -1,7 +1,7 @@
 // Executions: the filtered list, and one execution's journal (each call, its arguments and result)
 // and logs, with cancel for admins.
 import { useState } from 'preact/hooks';
-import { api, request, type S } from '../api';
+import { api, type S } from '../api';
 import { BASE, ErrorBox, Json, Link, Loaded, Time, navigate, useAction, useIsAdmin, useLoad, useTitle } from '../lib';
 
 const STATUSES: Array<S['ExecutionStatus']> = ['running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -65,7 +65,7 @@ function Cancel({ id, onDone }: { id: string; onDone: () => void }) {
   return (
     <p>
       <button type="button" class="danger" disabled={act.busy} onClick={() => act.run(async () => {
-        await request('post', '/v1/executions/{id}/cancel', { params: { id }, body: { data: {} } });
+        await api.post('/v1/executions/{id}/cancel', { params: { id }, body: { data: {} } });
         onDone();
       })}>Cancel execution</button>
       <ErrorBox error={act.error} />
