@@ -1,6 +1,7 @@
 // The dashboard's entry: takes a `#token=` from the address (into session storage, out of the
 // address bar and history), learns the caller's role, and routes /ui/* to its page.
 import { render } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { api, session } from './api';
 import { BASE, ErrorBox, Link, MeContext, navigate, useLoad, useLocation } from './lib';
 import { Login } from './pages/login';
@@ -48,6 +49,12 @@ function Shell() {
   const me = useLoad((signal) => token ? api.get('/v1/users/me', { signal }).then((r) => r.data) : Promise.resolve(null), [token]);
   if (path === '/login' || !token) return <main id="main"><Login /></main>;
   const section = '/' + (path.split('/')[1] ?? '');
+  // After an in-app navigation, keyboard and screen-reader users start at the new page's content.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) { first.current = false; return; }
+    document.getElementById('main')?.focus();
+  }, [path]);
   return (
     <MeContext.Provider value={me.data ?? null}>
       <a class="skip" href="#main">Skip to content</a>
