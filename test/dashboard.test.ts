@@ -269,6 +269,27 @@ async function main() {
     t.equal(await page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no cancel on an ended execution');
   });
 
+  t.test('the policy switch, and a held event promoted from the quarantine queue', async (t) => {
+    await page.goto(`${s.url}/ui/catalog`);
+    await page.getByRole('button', { name: 'Switch to strict' }).click();
+    await page.getByTestId('policy').getByText(/strict/).waitFor();
+    t.equal((await call(s.url, 'GET', '/v1/settings', { token: f.admin })).body.data.ingestionPolicy, 'strict', 'the API says strict');
+    const held = uid('Held Event');
+    for (let i = 0; i < 2; i++) t.equal((await trackCall(s, f, { identifiers: { userId: user }, event: held })).body?.data?.status, 'quarantined');
+    await page.reload();
+    const row = page.getByTestId('quarantine').getByRole('row').filter({ hasText: held });
+    await row.waitFor();
+    t.match(await row.textContent(), /event.*2/, 'held count 2');
+    await row.getByRole('button', { name: `Promote event ${held}` }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.getByTestId('catalog-events').locator(`tr[data-name="${held}"] .state-allowed`).waitFor();
+    t.pass('promoted: the row left the queue, the event is allowed');
+    await page.getByRole('button', { name: 'Switch to permissive' }).click();
+    await page.getByTestId('policy').getByText(/permissive/).waitFor();
+    t.equal((await call(s.url, 'GET', '/v1/settings', { token: f.admin })).body.data.ingestionPolicy, 'permissive');
+    t.same(admin.errors, [], 'no console error');
+  });
+
   t.test('an API error shows the API\'s own message', async (t) => {
     await page.goto(`${s.url}/ui/profiles/prf_doesnotexist`);
     const err = page.locator('main .error').first();

@@ -75,7 +75,7 @@ function Quarantine({ admin, onChange }: { admin: boolean; onChange: () => void 
       <h2 id="q-h">Quarantine</h2>
       <ErrorBox error={act.error} />
       <Loaded load={q.first}>{() => q.items.length === 0 ? <p class="muted">Nothing is held.</p> : (
-        <table>
+        <table data-testid="quarantine">
           <thead><tr><th>Kind</th><th>Name</th><th>Held</th><th>First held</th><th>Last held</th>{admin ? <th>Decide</th> : null}</tr></thead>
           <tbody>
             {q.items.map((e) => (
