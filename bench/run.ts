@@ -14,6 +14,7 @@
 // identify-heavy load (a new anonymousId per call: every call creates a profile) on headwater.
 // Prints a table, the ratios, PASS/FAIL per target, and writes bench/results/latest.json.
 //
+// --journeys runs bench/executions.ts (the journey runtime) instead of all this.
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
 // headwater mode, RSS sampled every 10 s), --only raw,fastify,floor,embedded,nats, --connections N,
 // --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --soak-warmup S, --users N,
@@ -395,6 +396,8 @@ function line(r: ScenarioResult): string {
 interface Skip { what: string; reason: string }
 
 async function main() {
+  // `npm run bench -- --journeys`: the journey runtime's figures (bench/executions.ts) alone.
+  if (process.argv.includes('--journeys')) { await import('./executions.js'); return; }
   const o = parseArgs(process.argv.slice(2));
   const want = (k: string) => !o.only || o.only.has(k);
   const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };

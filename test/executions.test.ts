@@ -223,3 +223,22 @@ t.test('list filters, cursor and the member / deploy key reads', async (t) => {
   expectError(t, await executions(s, admin, { cursor: 'nope' }), 422, 'validation_failed');
   expectError(t, await execution(s, admin, 'exe_missing'), 404, 'not_found');
 });
+
+t.test('segment shorthand and tracked events trigger journeys too', async (t) => {
+  const seg = await call(s.url, 'POST', '/v1/segments', { token: admin, body: { data: { name: uid('pros'), definition: { predicates: [{ kind: 'trait', name: 'plan', op: 'eq', value: 'pro' }] } } } });
+  t.equal(seg.status, 201, seg.text);
+  await deployJourneys(s, fx, [
+    { key: 'onenter', trigger: { segment: seg.body.data.id, on: 'entered' }, body: `await ctx.traits.set('entered', ctx.event.event + ':' + ctx.event.properties.segmentId);` },
+    { key: 'chain', trigger: { event: 'chained_go' }, body: `await ctx.events.track('chain_link', {});` },
+    { key: 'link', trigger: { event: 'chain_link' }, body: `await ctx.traits.set('linked', true);` },
+  ]);
+  const user = uid('u');
+  const p = await consenting(s, fx, { userId: user, traits: { plan: 'pro' } });
+  const [x] = await untilExecutions(s, admin, { journey: 'onenter', profileId: p.id }, (l) => ended(l[0]), 20_000);
+  t.equal(x?.status, 'completed', x?.error);
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.entered, `system.segment_entered:${seg.body.data.id}`);
+  await fire(s, fx, user, 'chained_go');
+  const [y] = await untilExecutions(s, admin, { journey: 'link', profileId: p.id }, (l) => ended(l[0]), 20_000);
+  t.equal(y?.status, 'completed', 'an event a journey tracked started another journey');
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.linked, true);
+});

@@ -1,0 +1,233 @@
+// Journey runtime figures (`npm run bench -- --journeys`, or `node dist/bench/executions.js`):
+//   idle     N executions (default 10,000) sleeping at once: the server's CPU over an idle window
+//            (% of one core), then how late each resumes after its deadline (deadlines spread over
+//            a window, as real sleeps are)
+//   load     track calls where every event triggers a three-call journey (profile.get, traits.set,
+//            events.track): executions completed per second, and ingest throughput beside it as a
+//            ratio to the same load with the journey disabled
+//   sandbox  CPU of one trivial activation (bench/runtime.ts, in-process)
+// The server is `node bin/headwater.js serve`, a child process: embedded stores, or PostgreSQL + NATS
+// when DATABASE_URL and NATS_URL are set. Flags: --idle N, --spread-s S, --load N, --skip-idle.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { build } from 'esbuild';
+import { create as tarCreate } from 'tar';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { arg } from './args.js';
+import { cpuSeconds } from './procstat.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const IDLE = Number(arg('--idle', '10000'));
+const SPREAD_S = Number(arg('--spread-s', '60'));
+const LOAD = Number(arg('--load', '5000'));
+const SKIP_IDLE = process.argv.includes('--skip-idle');
+const mode = process.env.DATABASE_URL && process.env.NATS_URL ? 'postgres+nats' : 'embedded';
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+async function startServer() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-x-'));
+  const token = `hwo_${randomBytes(24).toString('base64url')}`;
+  const nodeArgs = (process.env.HEADWATER_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
+    { cwd: ROOT, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
+    child.stderr!.on('data', (c) => { buf += c; });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
+  });
+  return { url, token, pid: child.pid!, async close() { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); rmSync(dataDir, { recursive: true, force: true }); } };
+}
+
+async function api(url: string, method: string, path: string, token: string, body?: unknown) {
+  const r = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${text.slice(0, 500)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const SDK_STUB = `export const journey = (options, handler) => ({ kind: 'journey', key: options.key, options, handler });`;
+async function bundleOf(source: string): Promise<Buffer> {
+  const out = await build({
+    stdin: { contents: source, loader: 'js', resolveDir: ROOT }, bundle: true, format: 'esm', platform: 'neutral', target: 'es2020', write: false, logLevel: 'silent',
+    plugins: [{ name: 'sdk', setup(b) { b.onResolve({ filter: /^headwater\/sdk$/ }, () => ({ path: 'sdk', namespace: 'sdk' })); b.onLoad({ filter: /.*/, namespace: 'sdk' }, () => ({ contents: SDK_STUB, loader: 'js' })); } }],
+  });
+  return Buffer.from(out.outputFiles[0]!.contents);
+}
+
+async function put(url: string, token: string, bytes: Buffer, kind: string) {
+  const digest = sha(bytes);
+  const r = await fetch(`${url}/v1/artifacts/${digest}?kind=${kind}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, body: bytes as unknown as BodyInit });
+  if (r.status >= 300) throw new Error(`PUT artifact: ${r.status} ${await r.text()}`);
+  return digest;
+}
+
+interface Org { admin: string; apiKey: string; orgId: string; appId: string; sourceId: string }
+
+async function setup(url: string, token: string, journeys: Array<{ key: string; event: string; body: string }>): Promise<Org> {
+  const created = await api(url, 'POST', '/v1/orgs', token, { data: { name: `bench-${randomBytes(3).toString('hex')}` } });
+  const admin: string = created.data.sessions.admin;
+  const app = await api(url, 'POST', '/v1/apps', admin, { data: { name: 'bench' } });
+  const sources = await api(url, 'GET', `/v1/apps/${app.data.id}/sources`, admin);
+  const dir = mkdtempSync(join(tmpdir(), 'hw-bench-src-'));
+  writeFileSync(join(dir, 'headwater.json'), '{}');
+  const parts: Buffer[] = [];
+  for await (const c of tarCreate({ gzip: true, cwd: dir, portable: true }, ['headwater.json']) as AsyncIterable<Buffer>) parts.push(Buffer.from(c));
+  rmSync(dir, { recursive: true, force: true });
+  const source = await put(url, admin, Buffer.concat(parts), 'source');
+  const entries = [];
+  for (const j of journeys) {
+    const code = `import { journey } from 'headwater/sdk';\nexport default journey({ key: '${j.key}', trigger: { event: '${j.event}' }, purpose: 'bench' }, async (ctx) => {\n${j.body}\n});`;
+    entries.push({ key: j.key, trigger: { event: j.event }, purpose: 'bench', spine: [], bundle: await put(url, admin, await bundleOf(code), 'bundle') });
+  }
+  const p = await api(url, 'POST', '/v1/pushes', admin, { data: { appId: app.data.id, orgId: created.data.org.id, manifest: { protocol: 3, sdk: 'headwater/sdk@0.1.0', journeys: entries, templates: [], source } } });
+  for (;;) {
+    const x = await api(url, 'GET', `/v1/pushes/${p.data.id}`, admin);
+    if (x.data.compiledEntries === x.data.totalEntries) break;
+    await sleep(100);
+  }
+  for (const j of journeys) await api(url, 'PATCH', `/v1/journeys/${j.key}`, admin, { data: { enabled: true } });
+  return { admin, apiKey: created.data.apiKey, orgId: created.data.org.id, appId: app.data.id, sourceId: sources.data[0].id };
+}
+
+/** Sends `calls` through /v1/batch, 500 per request, `width` requests at once; answers the seconds taken. */
+async function batch(url: string, org: Org, calls: unknown[], width = 4): Promise<number> {
+  const t0 = performance.now();
+  let next = 0;
+  const chunks: unknown[][] = [];
+  for (let i = 0; i < calls.length; i += 500) chunks.push(calls.slice(i, i + 500));
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < chunks.length) {
+      const r = await api(url, 'POST', '/v1/batch', org.apiKey, { data: { sourceId: org.sourceId, calls: chunks[next++] } });
+      const bad = r.data.find((x: any) => x.status >= 300);
+      if (bad) throw new Error(`batch call refused: ${JSON.stringify(bad)}`);
+    }
+  }));
+  return (performance.now() - t0) / 1000;
+}
+
+const identifies = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ type: 'identify', identifiers: { userId: `${tag}-${i}` }, traits: { consent: { bench: true } } }));
+const tracks = (tag: string, n: number, event: string, props: (i: number) => Record<string, unknown> = () => ({})) =>
+  Array.from({ length: n }, (_, i) => ({ type: 'track', identifiers: { userId: `${tag}-${i}` }, event, properties: props(i), messageId: `${tag}-${event}-${i}` }));
+
+/** Counts executions of a journey in a status (pages of 100; stops at `max`). */
+async function count(url: string, org: Org, journey: string, status: string, max = Infinity): Promise<number> {
+  let n = 0;
+  let cursor = '';
+  for (;;) {
+    const r = await api(url, 'GET', `/v1/executions?journey=${journey}&status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, org.admin);
+    n += r.data.length;
+    if (!r.meta.hasMore || n >= max) return n;
+    cursor = r.meta.nextCursor;
+  }
+}
+
+async function allExecutions(url: string, org: Org, journey: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor = '';
+  for (;;) {
+    const r = await api(url, 'GET', `/v1/executions?journey=${journey}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, org.admin);
+    out.push(...r.data);
+    if (!r.meta.hasMore) return out;
+    cursor = r.meta.nextCursor;
+  }
+}
+
+async function idle() {
+  const srv = await startServer();
+  try {
+    const org = await setup(srv.url, srv.token, [{ key: 'idle', event: 'idle_go', body: `await ctx.sleep(ctx.event.properties.ms); await ctx.traits.set('woke', true);` }]);
+    // The process's own idle CPU first (embedded: chDB's and PGlite's background work), so the
+    // waiting executions' share can be told apart from it.
+    await sleep(5000);
+    const b0 = cpuSeconds(srv.pid)!;
+    const bw = performance.now();
+    await sleep(15_000);
+    const basePct = ((cpuSeconds(srv.pid)! - b0) / ((performance.now() - bw) / 1000)) * 100;
+    console.log(`idle: server CPU over 15 s with nothing waiting: ${basePct.toFixed(2)} % of one core`);
+    await batch(srv.url, org, identifies('i', IDLE));
+    // Deadlines spread over SPREAD_S seconds, starting after the seeding is expected to be done.
+    const base = Math.max(60_000, IDLE * 6);
+    const t0 = performance.now();
+    await batch(srv.url, org, tracks('i', IDLE, 'idle_go', (i) => ({ ms: base + Math.floor((i / IDLE) * SPREAD_S * 1000) })));
+    for (;;) {
+      const waiting = await count(srv.url, org, 'idle', 'waiting');
+      if (waiting >= IDLE) break;
+      if (performance.now() - t0 > base - 20_000) throw new Error(`only ${waiting} of ${IDLE} waiting before the first deadline`);
+      await sleep(1000);
+    }
+    console.log(`idle: ${IDLE} executions waiting after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await sleep(2000);
+    const c0 = cpuSeconds(srv.pid)!;
+    const w0 = performance.now();
+    const windowMs = Math.min(15_000, base - (performance.now() - t0) - 5_000);
+    await sleep(windowMs);
+    const idlePct = ((cpuSeconds(srv.pid)! - c0) / ((performance.now() - w0) / 1000)) * 100;
+    console.log(`idle: server CPU over ${(windowMs / 1000).toFixed(0)} s with ${IDLE} waiting: ${idlePct.toFixed(2)} % of one core; ${(idlePct - basePct).toFixed(2)} points above the idle process (goal < 1 %)`);
+    for (;;) {
+      const done = await count(srv.url, org, 'idle', 'completed');
+      if (done >= IDLE) break;
+      await sleep(2000);
+    }
+    const all = await allExecutions(srv.url, org, 'idle');
+    // endedAt - the sleep's deadline (the activation's start + the sleep; startedAt is a lower bound of
+    // that start): the resume, its activation and the trait write.
+    const lateness: number[] = [];
+    for (const x of all) {
+      const d = await api(srv.url, 'GET', `/v1/executions/${x.id}`, org.admin);
+      const sleepMs = Number(d.data.journal[0].call.args.duration);
+      lateness.push(Date.parse(x.endedAt) - (Date.parse(x.startedAt) + sleepMs));
+      if (lateness.length >= 500) break; // a sample: fetching 10,000 journals costs more than it tells
+    }
+    lateness.sort((a, b) => a - b);
+    const q = (p: number) => lateness[Math.min(lateness.length - 1, Math.floor(p * lateness.length))]!;
+    console.log(`idle: resume lateness (endedAt - (startedAt + sleep)), ${lateness.length} sampled: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${lateness[lateness.length - 1]} ms; within 1 s: ${lateness.filter((v) => v <= 1000).length}/${lateness.length}`);
+    return { idlePct, basePct, p50: q(0.5), p99: q(0.99), max: lateness[lateness.length - 1]! };
+  } finally { await srv.close(); }
+}
+
+async function load() {
+  const srv = await startServer();
+  try {
+    const body = `const me = await ctx.profile.get(); await ctx.traits.set('seen', me.id); await ctx.events.track('welcomed', {});`;
+    const on = await setup(srv.url, srv.token, [{ key: 'three', event: 'load_go', body }]);
+    await batch(srv.url, on, identifies('on', LOAD));
+    // The same load into an org whose journey is disabled (and the same profiles' shape).
+    const off = await setup(srv.url, srv.token, [{ key: 'three', event: 'load_go', body }]);
+    await api(srv.url, 'PATCH', '/v1/journeys/three', off.admin, { data: { enabled: false } });
+    await batch(srv.url, off, identifies('off', LOAD));
+    const offS = await batch(srv.url, off, tracks('off', LOAD, 'load_go'));
+    const t0 = performance.now();
+    const onS = await batch(srv.url, on, tracks('on', LOAD, 'load_go'));
+    let done = 0;
+    for (;;) {
+      done = await count(srv.url, on, 'three', 'completed');
+      if (done >= LOAD || performance.now() - t0 > 600_000) break;
+      await sleep(500);
+    }
+    const totalS = (performance.now() - t0) / 1000;
+    const failed = await count(srv.url, on, 'three', 'failed');
+    const offRate = LOAD / offS;
+    const onRate = LOAD / onS;
+    console.log(`load: ingest ${onRate.toFixed(0)} calls/s with the journey on, ${offRate.toFixed(0)} calls/s off: ratio ${(onRate / offRate).toFixed(2)}`);
+    console.log(`load: ${done} executions completed (${failed} failed) in ${totalS.toFixed(1)} s from the first call: ${(done / totalS).toFixed(0)} executions/s (goal >= 500/s embedded)`);
+    return { onRate, offRate, execPerS: done / totalS, failed };
+  } finally { await srv.close(); }
+}
+
+async function main() {
+  console.log(`journey runtime bench, ${mode}`);
+  const sandbox = spawn(process.execPath, [fileURLToPath(new URL('./runtime.js', import.meta.url)), '--n', '200'], { stdio: 'inherit' });
+  await new Promise((r) => sandbox.once('exit', r));
+  const l = await load();
+  const i = SKIP_IDLE ? undefined : await idle();
+  console.log(JSON.stringify({ mode, load: l, idle: i }));
+}
+
+await main();

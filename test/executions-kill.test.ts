@@ -1,0 +1,77 @@
+// A `headwater serve` SIGKILLed after an activation's effects and before its journal entries are
+// stored: after the restart each effect has happened once.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
+import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
+import { startReceiver } from './helpers/receiver.js';
+import { serveBin, type Proc } from './helpers/serve.js';
+
+const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
+
+/** Every event named `name` of the org, by profile (pages through the list). */
+async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let cursor = '';
+  for (;;) {
+    const r = await call(s.url, 'GET', `/v1/events?event=${name}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    for (const e of r.body.data) counts.set(e.profileId, (counts.get(e.profileId) ?? 0) + 1);
+    if (!r.body.meta.hasMore) return counts;
+    cursor = r.body.meta.nextCursor;
+  }
+}
+
+t.test('a serve process SIGKILLed between effects and their journal entries: each effect happens once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hw-exe-kill-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const token = `hwo_${randomBytes(24).toString('base64url')}`;
+  const env = {
+    HEADWATER_OPERATOR_TOKEN: token, HEADWATER_SECRET_KEY: randomBytes(32).toString('base64url'), HEADWATER_STREAM_PREFIX: `k${randomBytes(4).toString('hex')}`,
+    HEADWATER_WEBHOOK_ALLOW_PRIVATE: 'true', HEADWATER_WEBHOOK_POLL_MS: '50',
+    HEADWATER_JOURNEY_FUEL: '100000', HEADWATER_JOURNEY_TIMEOUT_MS: '30000', HEADWATER_JOURNEY_LEASE_MS: '30000',
+  };
+  const rcv = await startReceiver(() => ({ status: 200 }));
+  t.teardown(() => rcv.close());
+  let p: Proc = await serveBin(dir, env);
+  t.teardown(() => { p.child.kill('SIGKILL'); });
+  const s1: TestServer = { url: p.url, operatorToken: token, close: async () => {} };
+  const fx = await createAppFixture(s1);
+  const admin = fx.org.sessions.admin;
+  const hook = await call(s1.url, 'POST', '/v1/webhooks', { token: admin, body: { data: { name: 'sink', config: { url: rcv.url } } } });
+  rcv.secret = hook.body.data.signingSecret;
+  // The effects, then a few seconds of computation: the activation's journal is stored at its end.
+  await deployJourneys(s1, fx, [{
+    key: 'effects',
+    body: `await ctx.webhook.send('sink', { p: ctx.event.profileId });
+      await ctx.events.track('effect_done', {});
+      let x = 0; for (let i = 0; i < 4e6; i++) x += i % 7;
+      await ctx.traits.set('finished', x);`,
+  }]);
+  const user = uid('u');
+  const prof = await consenting(s1, fx, { userId: user });
+  await fire(s1, fx, user, 'effects_go');
+  const hit = await poll(async () => rcv.hits.length, (n) => n >= 1, 60_000, 20);
+  t.equal(hit, 1, 'the webhook effect happened');
+  const before = (await call(s1.url, 'GET', `/v1/executions?journey=effects`, { token: admin })).body.data[0];
+  t.equal(before?.status, 'running', 'its journal is not stored yet');
+  t.equal(before?.journalEntries, 0);
+  p.child.kill('SIGKILL');
+  await new Promise((r) => p.child.once('exit', r));
+
+  p = await serveBin(dir, env);
+  const s2: TestServer = { url: p.url, operatorToken: token, close: async () => {} };
+  const [x] = await untilExecutions(s2, admin, { journey: 'effects' }, (l) => l[0]?.status === 'completed', 120_000);
+  t.equal(x?.status, 'completed', x?.error ?? 'completed after the restart');
+  t.equal(x?.journalEntries, 3);
+  await sleep(1000);
+  t.equal(rcv.hits.length, 1, `the webhook was delivered once (${rcv.hits.length})`);
+  const counts = await poll(() => eventsByProfile(s2, admin, 'effect_done'), (m) => m.size === 1, 60_000);
+  t.same([...counts.entries()], [[prof.id, 1]], 'the tracked event was written once');
+  const d = (await call(s2.url, 'GET', `/v1/executions/${x.id}`, { token: admin })).body.data;
+  t.same(d.journal.map((e: any) => e.call.name), ['webhook.send', 'events.track', 'traits.set']);
+  t.equal(d.journal[1].result.value.messageId, `${x.id}:1`);
+});
+

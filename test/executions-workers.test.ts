@@ -1,0 +1,61 @@
+// Two processes (serve and `headwater worker`) against one Postgres run each execution exactly once.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
+import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
+import { startReceiver } from './helpers/receiver.js';
+import { serveBin, type Proc } from './helpers/serve.js';
+
+const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
+
+/** Every event named `name` of the org, by profile (pages through the list). */
+async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let cursor = '';
+  for (;;) {
+    const r = await call(s.url, 'GET', `/v1/events?event=${name}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    for (const e of r.body.data) counts.set(e.profileId, (counts.get(e.profileId) ?? 0) + 1);
+    if (!r.body.meta.hasMore) return counts;
+    cursor = r.body.meta.nextCursor;
+  }
+}
+
+t.test('two processes against one Postgres run each execution exactly once', { skip: !scaled && 'needs DATABASE_URL and NATS_URL (embedded data belongs to one process)' }, async (t) => {
+  const key = randomBytes(32).toString('base64url');
+  const flags = ['--secret-key', key, '--webhook-allow-private', '--webhook-poll-ms', '50'];
+  // One stream prefix for both: the worker's tracked events must reach the events stream the
+  // serve process lands (it owns the embedded ClickHouse).
+  const prefix = `t${randomBytes(5).toString('hex')}`;
+  const a = await startServer(flags, { HEADWATER_STREAM_PREFIX: prefix });
+  t.teardown(() => a.close());
+  const { loadConfig } = await import('../api/config.js');
+  const { createLogger } = await import('../lib/log.js');
+  const { runWorker } = await import('../cli/worker.js');
+  const wdir = mkdtempSync(join(tmpdir(), 'hw-exe-worker-'));
+  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: prefix });
+  const worker = await runWorker(config, createLogger(config.logLevel));
+  t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
+  const rcv = await startReceiver(() => ({ status: 200 }));
+  t.teardown(() => rcv.close());
+  const fx = await createAppFixture(a);
+  const admin = fx.org.sessions.admin;
+  const hook = await call(a.url, 'POST', '/v1/webhooks', { token: admin, body: { data: { name: 'sink', config: { url: rcv.url } } } });
+  rcv.secret = hook.body.data.signingSecret;
+  await deployJourneys(a, fx, [{ key: 'pair', body: `await ctx.sleep('300ms'); await ctx.webhook.send('sink', { p: ctx.event.profileId }); await ctx.events.track('pair_done', {});` }]);
+  const users = Array.from({ length: 60 }, () => uid('u'));
+  await Promise.all(users.map((u) => consenting(a, fx, { userId: u })));
+  await Promise.all(users.map((u) => fire(a, fx, u, 'pair_go')));
+  const done = await untilExecutions(a, admin, { journey: 'pair', status: 'completed', limit: '100' }, (l) => l.length === 60, 60_000);
+  t.equal(done.length, 60);
+  t.equal((await call(a.url, 'GET', '/v1/executions?journey=pair&limit=100', { token: admin })).body.data.length, 60, 'one execution per trigger');
+  await poll(async () => rcv.hits.length, (n) => n >= 60, 20_000);
+  await sleep(500);
+  const bodies = rcv.hits.map((h) => h.json.data.p);
+  t.equal(new Set(bodies).size, 60, 'every profile\'s webhook arrived');
+  t.equal(rcv.hits.length, 60, 'and none twice');
+  const counts = await poll(() => eventsByProfile(a, admin, 'pair_done'), (m) => m.size === 60, 60_000);
+  t.ok(counts.size === 60 && [...counts.values()].every((n) => n === 1), `each tracked event once (${counts.size} profiles, counts ${[...new Set(counts.values())].join(',')})`);
+});
