@@ -267,6 +267,16 @@ async function main() {
     const after = await call(s.url, 'GET', `/v1/executions/${list[0].id}`, { token: f.admin });
     t.equal(after.body.data.status, 'cancelled', 'the API says cancelled');
     t.equal(await page.getByRole('button', { name: 'Cancel execution' }).count(), 0, 'no cancel on an ended execution');
+    // Disable and enable the journey from its list.
+    const enabled = async () => (await call(s.url, 'GET', `/v1/journeys/${key}`, { token: f.admin })).body.data.enabled;
+    await page.goto(`${s.url}/ui/journeys`);
+    await page.getByRole('button', { name: `Disable ${key}` }).click();
+    await page.getByRole('button', { name: `Enable ${key}` }).waitFor();
+    t.equal(await enabled(), false, 'disabled');
+    await page.getByRole('button', { name: `Enable ${key}` }).click();
+    await page.getByRole('button', { name: `Disable ${key}` }).waitFor();
+    t.equal(await enabled(), true, 'enabled again');
+    t.same(admin.errors, [], 'no console error');
   });
 
   t.test('the policy switch, and a held event promoted from the quarantine queue', async (t) => {
