@@ -2,6 +2,7 @@
 // created here, passed down, and closed by `close()`.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
@@ -13,6 +14,7 @@ import { loadSecrets } from './auth/secrets.js';
 import { createAuth } from './auth/auth.js';
 import { openFrontEnd } from './http/select.js';
 import { createHttpServer, type Validate } from './http/server.js';
+import { loadStaticSite } from './http/static.js';
 import { HttpError } from './http/errors.js';
 import { createBinder, type Deps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
@@ -53,6 +55,10 @@ const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
 // The Piscina task module that runs journey code and e-mail templates in QuickJS.
 const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
+
+// The dashboard's build output (dist/ui, written by Vite in `npm run build`): static assets beside
+// the compiled server, not a module this folder imports.
+const DASHBOARD_DIR = join(fileURLToPath(new URL('..', import.meta.url)), 'ui');
 
 export interface Service {
   port: number;
@@ -182,6 +188,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const server = createHttpServer({
       frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError, spillDir,
       authenticate: (a, r) => auth.authenticate(a, r),
+      site: loadStaticSite(DASHBOARD_DIR),
     });
     const validators = loadValidators() as Record<string, Validate>;
     const bind = createBinder(server, routeDefs, validators);

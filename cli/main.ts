@@ -13,6 +13,8 @@ commands:
              [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
              [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
              [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
+  dashboard --org ORG_ID     print a dashboard login link with a fresh org:admin session
+             [--url URL] [--token T] [--data-dir D]   (as for org create)
   init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
   push [DIR] --app APP_ID    build a journey project and push it to an app
              [--url URL] [--token T] [--json]
@@ -27,6 +29,17 @@ Creates an organization (operator route POST /v1/orgs) and prints its credential
 apiKey, deployKey, pipelineKey and two session tokens, shown only this once.
 
   --name NAME     organization name, 1 to 100 characters (required)
+  --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
+  --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
+  --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)`;
+
+const DASHBOARD_HELP = `usage: headwater dashboard --org ORG_ID [--url URL] [--token T] [--data-dir D]
+
+Issues a fresh org:admin session for the org (operator route POST /v1/orgs/{orgId}/sessions) and
+prints a link that opens the dashboard signed in: URL/ui/#token=... The token stays in the
+browser tab's session storage; the link is a credential, so share it as one.
+
+  --org ORG_ID    the organization (required)
   --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
   --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
   --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)`;
@@ -79,10 +92,8 @@ function flag(argv: string[], name: string): string | undefined {
   return eq?.slice(name.length + 1);
 }
 
-async function orgCreate(argv: string[]) {
-  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(ORG_CREATE_HELP + '\n'); return; }
-  const name = flag(argv, '--name');
-  if (!name) throw new ConfigError('org create needs --name NAME');
+/** The service URL and operator token of an operator command (org create, dashboard). */
+function operatorTarget(argv: string[]): { url: string; token: string } {
   const url = (flag(argv, '--url') ?? process.env.HEADWATER_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
   let token = flag(argv, '--token') ?? process.env.HEADWATER_OPERATOR_TOKEN;
   if (!token) {
@@ -90,6 +101,38 @@ async function orgCreate(argv: string[]) {
     if (existsSync(file)) token = readFileSync(file, 'utf8').trim();
   }
   if (!token) throw new ConfigError('no operator token: pass --token or set HEADWATER_OPERATOR_TOKEN');
+  return { url, token };
+}
+
+async function dashboard(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(DASHBOARD_HELP + '\n'); return; }
+  const org = flag(argv, '--org');
+  if (!org) throw new ConfigError('dashboard needs --org ORG_ID');
+  const { url, token } = operatorTarget(argv);
+  let res: Response;
+  try {
+    res = await fetch(`${url}/v1/orgs/${encodeURIComponent(org)}/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { role: 'org:admin' } }),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+    throw new ConfigError(`cannot reach ${url}: ${cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+  const body = await res.json().catch(() => undefined) as { data?: { token?: string }; error?: { code?: string; message?: string } } | undefined;
+  if (!res.ok || typeof body?.data?.token !== 'string') {
+    const e = body?.error;
+    throw new ConfigError(`session not issued: ${res.status} ${e?.code ?? ''}${e?.message ? ': ' + e.message : ''}`.trim());
+  }
+  process.stdout.write(`${url}/ui/#token=${encodeURIComponent(body.data.token)}\n`);
+}
+
+async function orgCreate(argv: string[]) {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(ORG_CREATE_HELP + '\n'); return; }
+  const name = flag(argv, '--name');
+  if (!name) throw new ConfigError('org create needs --name NAME');
+  const { url, token } = operatorTarget(argv);
   const res = await fetch(`${url}/v1/orgs`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -105,6 +148,7 @@ async function main(argv: string[]) {
   if (cmd === 'serve') return serve(argv.slice(1));
   if (cmd === 'worker') return worker(argv.slice(1));
   if (cmd === 'org' && sub === 'create') return orgCreate(rest);
+  if (cmd === 'dashboard') return dashboard(argv.slice(1));
   if (cmd === 'init' || cmd === 'push') {
     const project = await import('./project/index.js');
     process.exitCode = await (cmd === 'init' ? project.runInit : project.runPush)(argv.slice(1));

@@ -194,7 +194,24 @@ class Components {
       }
       out[k] = typeof v === 'object' ? this.convert(v) : v;
     }
+    this.mapDiscriminator(node, out);
     return out;
+  }
+
+  /** A tagged union's `discriminator.mapping` (tag value -> component), so that generated clients
+   * (openapi-typescript, the dashboard's types) type the tag as its real value rather than the
+   * component's name. The validators are compiled from the TypeBox schemas, without it. */
+  private mapDiscriminator(node: JsonObject, out: JsonObject) {
+    const d = node.discriminator as JsonObject | undefined;
+    if (!d || typeof d.propertyName !== 'string' || !Array.isArray(node.oneOf) || !Array.isArray(out.oneOf)) return;
+    const mapping: Record<string, string> = {};
+    node.oneOf.forEach((variant, i) => {
+      const tag = (variant as JsonObject | null)?.properties as JsonObject | undefined;
+      const value = (tag?.[d.propertyName as string] as JsonObject | undefined)?.const;
+      const ref = ((out.oneOf as Json[])[i] as JsonObject | null)?.$ref;
+      if (typeof value === 'string' && typeof ref === 'string') mapping[value] = ref;
+    });
+    if (Object.keys(mapping).length === node.oneOf.length) out.discriminator = { ...d, mapping };
   }
 
   private freeName(base: string): string {

@@ -99,6 +99,13 @@ export const CatalogTraitSchema = Type.Object(
 
 export const PromotedSchema = Type.Object({ promoted: Type.Integer({ minimum: 0 }) }, { title: 'Promoted' });
 export const DroppedSchema = Type.Object({ dropped: Type.Integer({ minimum: 0 }) }, { title: 'Dropped' });
+export const QuarantineEntrySchema = Type.Object({
+  kind: StringEnum(['event', 'trait'] as const),
+  name: Type.String({ minLength: 1 }),
+  held: Type.Integer({ minimum: 1, description: 'Values held under this name (calls for an event, values for a trait).' }),
+  firstHeldAt: DateTime,
+  lastHeldAt: DateTime,
+}, { title: 'QuarantineEntry' });
 
 // ---------------------------------------------------------------- apps and sources
 

@@ -11,7 +11,7 @@ import {
   AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
   DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
-  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema,
+  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
   SegmentWithCountSchema, SessionSchema, SettingsSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
@@ -322,6 +322,13 @@ export const routes: RouteDef[] = [
     params: Type.Object({ name: CatalogName }),
     body: Body(Type.Object({ state: GovernanceState })),
     ok: { 200: json('The catalog trait.', Data(CatalogTraitSchema)) },
+  }),
+  route({
+    id: 'catalogQuarantineList', method: 'GET', path: '/v1/catalog/quarantine', tag: 'catalog', auth: ['session'],
+    summary: 'List the quarantine queue',
+    description: 'One entry per held name with how many values it holds, ordered by kind then name (byte order). Names leave the queue when promoted or denied.',
+    query: PageQuery,
+    ok: { 200: json('A page of held names.', List(QuarantineEntrySchema)) },
   }),
   route({
     id: 'catalogQuarantinePromote', method: 'POST', path: '/v1/catalog/quarantine/promote', tag: 'catalog', auth: ['session'], admin: true,
@@ -765,6 +772,20 @@ export const routes: RouteDef[] = [
     description: 'A merged-away profile is answered as stored, `mergedInto` naming the survivor.',
     params: Params('id'),
     ok: { 200: json('The Profile.', Data(ProfileSchema)) },
+  }),
+  route({
+    id: 'profilesMerged', method: 'GET', path: '/v1/profiles/{id}/merged', tag: 'events', auth: ['session'],
+    summary: 'List the profiles merged into a profile',
+    description: 'The merged-away profiles whose `mergedInto` is this profile (merges into a survivor are flattened: a profile merged twice names the last survivor), newest first, up to 100. Their events are part of the survivor\'s history.',
+    params: Params('id'),
+    ok: { 200: json('Up to 100 merged-away profiles.', List(ProfileSchema)) },
+  }),
+  route({
+    id: 'profilesSegments', method: 'GET', path: '/v1/profiles/{id}/segments', tag: 'events', auth: ['session'],
+    summary: 'List a profile\'s segment memberships',
+    description: 'The segments the profile is a member of now, by segment id, up to 1,000. A merged-away profile is a member of none.',
+    params: Params('id'),
+    ok: { 200: json('The memberships.', List(SegmentMemberSchema)) },
   }),
   route({
     id: 'profilesList', method: 'GET', path: '/v1/profiles', tag: 'events', auth: ['session'],

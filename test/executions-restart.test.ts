@@ -35,7 +35,8 @@ t.test('a restart while 100 executions sleep: every one completes once afterward
   await Promise.all(users.map((u) => consenting(s1, fx, { userId: u })));
   await Promise.all(users.map((u) => fire(s1, fx, u, 'nap_go')));
   const waiting = await untilExecutions(s1, admin, { journey: 'nap', status: 'waiting', limit: '100' }, (l) => l.length === 100, 60_000);
-  t.equal(waiting.length, 100, '100 executions sleep');
+  const all = (await call(s1.url, 'GET', '/v1/executions?journey=nap&limit=100', { token: admin })).body.data as any[];
+  t.equal(waiting.length, 100, `100 executions sleep (of ${all.length}: ${all.filter((x) => x.status !== 'waiting').map((x) => x.status).join(',')})`);
   await s1.close();
 
   const s2 = await startServer(['--data-dir', dir, '--secret-key', key]);

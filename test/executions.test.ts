@@ -242,3 +242,44 @@ t.test('segment shorthand and tracked events trigger journeys too', async (t) =>
   t.equal(y?.status, 'completed', 'an event a journey tracked started another journey');
   t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.linked, true);
 });
+
+t.test('an event that lands while the wait is being registered answers it', async (t) => {
+  await deployJourneys(s, fx, [{
+    key: 'racer',
+    body: `await ctx.traits.set('phase', 'looping');
+      let x = 0; for (let i = 0; i < 8e5; i++) x += i % 3;
+      const ev = await ctx.waitForEvent('ping', { timeout: '20s' });
+      await ctx.traits.set('pinged', ev ? ev.properties.n : null);`,
+  }]);
+  const user = uid('u');
+  const p = await consenting(s, fx, { userId: user });
+  await fire(s, fx, user, 'racer_go');
+  // The activation is live (its first write went through) and still computing: ping now.
+  await poll(() => call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin }), (r) => r.body.data.traits.phase === 'looping', 20_000, 50);
+  await fire(s, fx, user, 'ping', { n: 7 });
+  const [x] = await untilExecutions(s, admin, { journey: 'racer', profileId: p.id }, (l) => ended(l[0]), 60_000);
+  t.equal(x?.status, 'completed', x?.error);
+  const d = (await execution(s, admin, x.id)).body.data;
+  t.equal(d.journal[1].result.value?.event, 'ping', 'the event answered the wait');
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.pinged, 7);
+  t.ok(Date.parse(x.endedAt) - Date.parse(x.startedAt) < 20_000, 'well before the timeout');
+});
+
+t.test('running executions keep their version; new ones take the newest ready one', async (t) => {
+  const v1 = await deployJourneys(s, fx, [{ key: 'ver', body: `await ctx.sleep('2s'); await ctx.traits.set('ran', 1);` }]);
+  const a = uid('u');
+  const pa = await consenting(s, fx, { userId: a });
+  await fire(s, fx, a, 'ver_go');
+  const [xa] = await untilExecutions(s, admin, { journey: 'ver', profileId: pa.id }, (l) => l[0]?.status === 'waiting', 20_000);
+  const v2 = await deployJourneys(s, fx, [{ key: 'ver', body: `await ctx.traits.set('ran', 2);` }]);
+  const b = uid('u');
+  const pb = await consenting(s, fx, { userId: b });
+  await fire(s, fx, b, 'ver_go');
+  const [xb] = await untilExecutions(s, admin, { journey: 'ver', profileId: pb.id }, (l) => ended(l[0]), 20_000);
+  const [xa2] = await untilExecutions(s, admin, { journey: 'ver', profileId: pa.id }, (l) => ended(l[0]), 20_000);
+  t.equal(xa.releaseId, v1.id);
+  t.equal(xa2.status, 'completed', xa2.error);
+  t.equal(xb.releaseId, v2.id);
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${pa.id}`, { token: admin })).body.data.traits.ran, 1, 'the running one finished on version 1');
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${pb.id}`, { token: admin })).body.data.traits.ran, 2, 'the new one ran version 2');
+});

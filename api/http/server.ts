@@ -9,6 +9,7 @@ import { Router } from './router.js';
 import { isJsonContentType, parseQuery, scanJson, SCAN_DEEP, SCAN_SUSPECT } from './body.js';
 import { checkBody, checkParams } from './inputs.js';
 import { BodyQueue, type BodyStream } from './body-stream.js';
+import { SITE_PREFIX, type StaticSite } from './static.js';
 
 export interface Validate {
   (data: unknown): boolean;
@@ -99,6 +100,8 @@ export interface HttpServerOptions {
   spillDir: string;
   /** Maps unexpected errors to an answer (e.g. store outages -> 503); default 500 internal. */
   mapError?: (err: unknown) => HttpError | undefined;
+  /** The dashboard's static files, answered for GET / HEAD under /ui (not JSON API routes). */
+  site?: StaticSite;
 }
 
 /** The `validation_failed` message of a failed validator: where, the JSON pointer of the offending
@@ -200,6 +203,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const { method, path } = ex;
     const requestId = `req_${reqPrefix}${(++reqSeq).toString(36)}`;
     if (closing) { sendError(ex, requestId, new HttpError('dependency_unavailable', 'server is shutting down')); return; }
+    if (opts.site && (method === 'GET' || method === 'HEAD') && (path === SITE_PREFIX || path.startsWith(SITE_PREFIX + '/'))) {
+      const a = opts.site.answer(path, ex.header('accept-encoding'));
+      if (method === 'HEAD') ex.respond({ status: a.status, requestId, headers: { ...a.headers, 'content-type': a.contentType }, headLength: a.body.length });
+      else ex.respond({ status: a.status, requestId, headers: a.headers, contentType: a.contentType, body: a.body });
+      return;
+    }
     const m = router.find(method, path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
     if (m === undefined || m === 'method') {
       sendError(ex, requestId, new HttpError('not_found', `no route for ${method} ${path}`));

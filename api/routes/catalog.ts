@@ -6,7 +6,7 @@ import { tx } from '../../pipeline/store/postgres.js';
 import { bumpCatalogVersion, deny, promote, replayWaves, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
+import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 const eventOut = (r: any) => ({
@@ -98,6 +98,20 @@ export function catalogRoutes(bind: Bind, d: Deps) {
       'UPDATE catalog_traits SET type = $3, updated_at = now() WHERE org_id = $1 AND name = $2 RETURNING *',
       [orgId, req.params.name, req.body.data.type]));
     return { data: traitOut(row) };
+  });
+
+  // The queue grouped by name (the index quarantine_name serves the grouping and the cursor).
+  bind('GET', '/v1/catalog/quarantine', async (req) => {
+    const { limit } = req.query as { limit: number };
+    const args: unknown[] = [req.principal.orgId];
+    let where = 'org_id = $1';
+    const after = decodeCursor(req.query.cursor, isStringPair);
+    if (after !== undefined) { args.push(after[0], after[1]); where += ' AND (kind, name COLLATE "C") > ($2, $3 COLLATE "C")'; }
+    args.push(limit + 1);
+    const r = await d.pool.query(
+      `SELECT kind, name, count(*)::int AS held, min(created_at) AS first_at, max(created_at) AS last_at FROM quarantine
+       WHERE ${where} GROUP BY kind, name ORDER BY kind, name COLLATE "C" LIMIT $${args.length}`, args);
+    return page(r.rows, limit, (x) => [x.kind, x.name], (x) => ({ kind: x.kind, name: x.name, held: x.held, firstHeldAt: x.first_at, lastHeldAt: x.last_at }));
   });
 
   bind('POST', '/v1/catalog/quarantine/promote', async (req) => {

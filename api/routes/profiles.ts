@@ -15,6 +15,29 @@ export function profileRoutes(bind: Bind, d: Deps) {
     return { data: await profileOut(d.pool, r.rows[0]) };
   });
 
+  const mustExist = async (orgId: string, id: string) => {
+    const r = await d.pool.query('SELECT 1 FROM profiles WHERE org_id = $1 AND id = $2', [orgId, id]);
+    if (!r.rows[0]) throw notFound('profile');
+  };
+
+  bind('GET', '/v1/profiles/{id}/merged', async (req) => {
+    const orgId = req.principal.orgId!;
+    await mustExist(orgId, req.params.id!);
+    const r = await d.pool.query<ProfileRow>('SELECT * FROM profiles WHERE org_id = $1 AND merged_into = $2 ORDER BY id DESC LIMIT 100', [orgId, req.params.id]);
+    const data = [];
+    for (const row of r.rows) data.push(await profileOut(d.pool, row));
+    return { data, meta: { hasMore: false, nextCursor: null } };
+  });
+
+  bind('GET', '/v1/profiles/{id}/segments', async (req) => {
+    const orgId = req.principal.orgId!;
+    await mustExist(orgId, req.params.id!);
+    const r = await d.pool.query<{ segment_id: string; entered_at: Date }>(
+      'SELECT segment_id, entered_at FROM segment_members WHERE org_id = $1 AND profile_id = $2 ORDER BY segment_id LIMIT 1000', [orgId, req.params.id]);
+    const data = r.rows.map((m) => ({ segmentId: m.segment_id, orgId, profileId: req.params.id!, enteredAt: m.entered_at }));
+    return { data, meta: { hasMore: false, nextCursor: null } };
+  });
+
   // The live profile holding an identifier (identifiers follow the survivor of a merge), in a list.
   bind('GET', '/v1/profiles', async (req) => {
     const { kind, value } = req.query as { kind: string; value: string };

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { HostCall, RenderResult } from '../../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
-import { identifiersOf, profileOut, type ProfileRow } from '../identity.js';
+import { identifiersOf, profileOut, profileResource, type ProfileRow } from '../identity.js';
 import { newId } from '../ids.js';
 import { latestReadyVersion, versionModule } from '../journeys/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
@@ -49,10 +49,21 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
     `SELECT * FROM profiles WHERE org_id = $1 AND id = COALESCE((SELECT merged_into FROM profiles WHERE org_id = $1 AND id = $2), $2)`,
     [ex.orgId, ex.profileId])).rows[0];
 
+  // The identifier writes go through, read once per activation (trait writes do not change it).
+  let through: { profileId: string; ids: Record<string, string> | undefined } | undefined;
   const identifiers = async (p: ProfileRow) => {
+    if (through?.profileId === p.id) return through.ids;
     const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
-    for (const k of PREFERRED) { const x = ids.find((i) => i.kind === k); if (x) return { [k]: x.value }; }
-    return undefined;
+    let pick: Record<string, string> | undefined;
+    for (const k of PREFERRED) { const x = ids.find((i) => i.kind === k); if (x) { pick = { [k]: x.value }; break; } }
+    through = { profileId: p.id, ids: pick };
+    return pick;
+  };
+  /** The profile writes go through: its identifier, without re-reading the row once known. */
+  const writeIdentifiers = async (): Promise<Record<string, string> | undefined | null> => {
+    if (through) return through.ids;
+    const p = await profile();
+    return p ? identifiers(p) : null;
   };
 
   /** One call through the ingestion stream; a 5xx (outage) rejects so the activation retries. */
@@ -67,9 +78,8 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
   const refused = (r: CallResult): JournalResult | undefined => ('error' in r ? fail(r.error.code, r.error.message) : undefined);
 
   const writeTraits = async (position: number, traits: Record<string, unknown>, unset?: string[]) => {
-    const p = await profile();
-    if (!p) return fail('not_found', 'the profile of this execution no longer exists');
-    const ids = await identifiers(p);
+    const ids = await writeIdentifiers();
+    if (ids === null) return fail('not_found', 'the profile of this execution no longer exists');
     if (!ids) return fail('not_found', 'the profile of this execution has no identifier to write through');
     const r = await ingest('identify', { identifiers: ids, traits, messageId: messageId(position), ...(unset ? { unset } : {}) });
     return refused(r) ?? ok(null);
@@ -80,7 +90,13 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
     switch (call.name) {
       case 'profile.get': {
         const p = await profile();
-        return p ? ok(await profileOut(d.pool, p)) : fail('not_found', 'the profile of this execution no longer exists');
+        if (!p) return fail('not_found', 'the profile of this execution no longer exists');
+        const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
+        if (through?.profileId !== p.id) {
+          const k = PREFERRED.find((k) => ids.some((i) => i.kind === k));
+          through = { profileId: p.id, ids: k ? { [k]: ids.find((i) => i.kind === k)!.value } : undefined };
+        }
+        return ok(profileResource(p, ids));
       }
       case 'profiles.get': {
         const r = await d.pool.query<ProfileRow>(
@@ -94,9 +110,8 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
       case 'traits.set': return writeTraits(call.position, { [a.key]: a.value });
       case 'traits.unset': return writeTraits(call.position, {}, [a.key]);
       case 'events.track': {
-        const p = await profile();
-        if (!p) return fail('not_found', 'the profile of this execution no longer exists');
-        const ids = await identifiers(p);
+        const ids = await writeIdentifiers();
+        if (ids === null) return fail('not_found', 'the profile of this execution no longer exists');
         if (!ids) return fail('not_found', 'the profile of this execution has no identifier to write through');
         const r = await ingest('track', { identifiers: ids, event: a.event, properties: a.properties, messageId: messageId(call.position) });
         // The Event (a repeat answers the original), or the quarantine answer when the name is held.

@@ -12,10 +12,9 @@ import type { Activation, Limits, RenderResult } from '../../runtime/mod.js';
 import type { JournalEntry } from '../../schemas/mod.js';
 import { newId } from '../ids.js';
 import { versionModule } from '../journeys/mod.js';
-import { tx } from '../store/postgres.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { createHost, type EmailMessage, type HostExecution } from './host.js';
-import { answering, type WaitRecord } from './landed.js';
+import type { WaitRecord } from './landed.js';
 import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
 
 export interface RunnerOptions {
@@ -132,58 +131,61 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     await save(row, now, a);
   };
 
-  const save = (row: Row, began: number, a: Activation) => tx(o.pool, async (c) => {
-    const cur = (await c.query<{ status: string; lease_id: string | null; inbox: unknown[] }>(
-      'SELECT status, lease_id, inbox FROM executions WHERE id = $1 FOR UPDATE', [row.id])).rows[0];
-    // Cancelled meanwhile, or the lease expired and another process took it over: drop this outcome.
-    if (!cur || cur.lease_id !== row.lease_id || (cur.status !== 'running' && cur.status !== 'waiting')) return;
-    if (a.logs.length) {
-      await c.query(
-        `INSERT INTO execution_logs (execution_id, run_seq, seq, level, message)
-         SELECT $1, $2, s, l, m FROM unnest($3::int[], $4::text[], $5::text[]) AS t(s, l, m) ON CONFLICT DO NOTHING`,
-        [row.id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)]);
-    }
+  /**
+   * One statement per outcome: the row is locked and checked (still this lease's, still running or
+   * waiting: a cancel or a takeover after the lease expired discards the outcome), the logs stored
+   * (duplicates of a repeated activation ignored), the outcome written. A new wait is answered at once
+   * by an event that reached the inbox while the activation ran (answerWaits takes the same row lock).
+   */
+  const save = async (row: Row, began: number, a: Activation): Promise<void> => {
     const journal = JSON.stringify(a.journal);
     const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
-    const common = `lease_until = NULL, lease_id = NULL, inbox = '[]'::jsonb, updated_at = now()`;
+    const args: unknown[] = [row.id, row.lease_id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)];
+    const p = (v: unknown) => { args.push(v); return `$${args.length}`; };
+    let set: string;
     switch (a.status) {
       case 'completed':
-        await c.query(`UPDATE executions SET status = 'completed', journal = $2::jsonb, journal_entries = $3, step = $4, timer_deadline = NULL,
-          wait = NULL, wake_value = NULL, wake_at = NULL, error = NULL, attempts = 0, ended_at = now(), ${common} WHERE id = $1`,
-        [row.id, journal, a.journal.length, last]);
-        return;
+        set = `status = 'completed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = NULL, attempts = 0, ended_at = now()`;
+        break;
       case 'failed':
-        await c.query(`UPDATE executions SET status = 'failed', journal = $2::jsonb, journal_entries = $3, step = $4, timer_deadline = NULL,
-          wait = NULL, wake_value = NULL, wake_at = NULL, error = $5, ended_at = now(), ${common} WHERE id = $1`,
-        [row.id, journal, a.journal.length, last, `${a.code}: ${a.message}`]);
-        return;
+        set = `status = 'failed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = ${p(`${a.code}: ${a.message}`)}, ended_at = now()`;
+        break;
       case 'waiting': {
         const wait: WaitRecord = { ...a.wait, began };
-        // An event that landed while this activation ran answers the wait at once.
-        const hit = wait.kind === 'event' ? answering(wait, (cur.inbox ?? []) as never) : undefined;
-        await c.query(`UPDATE executions SET status = 'waiting', journal = $2::jsonb, journal_entries = $3, step = $4,
-          timer_deadline = $5, wait = $6::jsonb, wake_value = $7::jsonb, wake_at = CASE WHEN $7::jsonb IS NULL THEN $5 ELSE now() END,
-          attempts = 0, ${common} WHERE id = $1`,
-        [row.id, journal, a.journal.length, a.wait.call.name, new Date(a.wait.until).toISOString(), JSON.stringify(wait), hit ? JSON.stringify(hit) : null]);
-        return;
+        const until = p(new Date(a.wait.until).toISOString());
+        const hit = wait.kind === 'event'
+          ? `(SELECT e FROM jsonb_array_elements(cur.inbox) e WHERE e->>'event' = ANY(${p(wait.names ?? [])}::text[])
+               AND (e->>'receivedAt')::timestamptz >= ${p(new Date(began).toISOString())}::timestamptz
+             ORDER BY (e->>'receivedAt')::timestamptz LIMIT 1)`
+          : 'NULL::jsonb';
+        set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(a.wait.call.name)},
+          timer_deadline = ${until}::timestamptz, wait = ${p(JSON.stringify(wait))}::jsonb, wake_value = ${hit},
+          wake_at = CASE WHEN ${hit} IS NULL THEN ${until}::timestamptz ELSE now() END, attempts = 0`;
+        break;
       }
       case 'restart':
-        await c.query(`UPDATE executions SET status = 'running', run_id = $2, run_seq = run_seq + 1, event = COALESCE($3::jsonb, event),
+        set = `status = 'running', run_id = ${p(newId('run'))}, run_seq = x.run_seq + 1, event = COALESCE(${p(a.event ? JSON.stringify(a.event) : null)}::jsonb, x.event),
           journal = '[]'::jsonb, journal_entries = 0, step = 'restart', timer_deadline = NULL, wait = NULL, wake_value = NULL,
-          wake_at = now(), attempts = 0, ${common} WHERE id = $1`,
-        [row.id, newId('run'), a.event ? JSON.stringify(a.event) : null]);
-        return;
+          wake_at = now(), attempts = 0`;
+        break;
       case 'retry': {
         // The host failed (an outage): the entries recorded so far stand; try again later.
         const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(row.attempts, 10));
-        await c.query(`UPDATE executions SET journal = $2::jsonb, journal_entries = $3, step = $4,
-          wake_at = now() + make_interval(secs => $5), ${common} WHERE id = $1`,
-        [row.id, journal, a.journal.length, last, delay / 1000]);
+        set = `journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)},
+          wake_at = now() + make_interval(secs => ${p(delay / 1000)})`;
         o.log.warn('journey activation will be retried', { execution: row.id, message: a.message, inMs: delay });
-        return;
+        break;
       }
     }
-  });
+    await o.pool.query(
+      `WITH cur AS (SELECT id, inbox FROM executions WHERE id = $1 AND lease_id = $2 AND status IN ('running', 'waiting') FOR UPDATE),
+       logs AS (INSERT INTO execution_logs (execution_id, run_seq, seq, level, message)
+         SELECT cur.id, $3, t.s, t.l, t.m FROM cur, unnest($4::int[], $5::text[], $6::text[]) AS t(s, l, m) ON CONFLICT DO NOTHING)
+       UPDATE executions x SET ${set}, lease_until = NULL, lease_id = NULL, inbox = '[]'::jsonb, updated_at = now()
+       FROM cur WHERE x.id = cur.id`, args);
+  };
 
   const tick = async () => {
     if (closed) return;

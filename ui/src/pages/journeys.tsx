@@ -1,0 +1,47 @@
+// Journeys with enable / disable (admin) and a link to each journey's executions.
+import { useState } from 'preact/hooks';
+import { api, type S } from '../api';
+import { ErrorBox, Link, Loaded, Time, useAction, useIsAdmin, useLoad, useTitle } from '../lib';
+
+function Toggle({ j, onDone }: { j: S['Journey']; onDone: () => void }) {
+  const act = useAction();
+  return (
+    <>
+      <button type="button" disabled={act.busy} aria-label={`${j.enabled ? 'Disable' : 'Enable'} ${j.key}`} onClick={() => act.run(async () => {
+        await api.patch('/v1/journeys/{key}', { params: { key: j.key }, body: { data: { enabled: !j.enabled } } });
+        onDone();
+      })}>{j.enabled ? 'Disable' : 'Enable'}</button>
+      <ErrorBox error={act.error} />
+    </>
+  );
+}
+
+export function Journeys() {
+  useTitle('Journeys');
+  const admin = useIsAdmin();
+  const [cursor, setCursor] = useState<string | undefined>();
+  const load = useLoad((signal) => api.get('/v1/journeys', { query: { limit: 100, cursor }, signal }), [cursor]);
+  return (
+    <>
+      <h1>Journeys</h1>
+      <Loaded load={load}>{(r) => (
+        <>
+          {r.data.length === 0 ? <p class="muted">No journeys yet: <code>headwater push</code> files them.</p> : (
+            <table>
+              <thead><tr><th>Key</th><th>Purpose</th><th>Trigger</th><th>App</th><th>Enabled</th><th>Updated</th><th>Executions</th>{admin ? <th>Change</th> : null}</tr></thead>
+              <tbody>{r.data.map((j) => (
+                <tr key={j.key}>
+                  <td>{j.key}</td><td>{j.purpose}</td><td><code>{JSON.stringify(j.trigger)}</code></td><td><code>{j.appId}</code></td>
+                  <td>{j.enabled ? 'yes' : 'no'}</td><td><Time at={j.updatedAt} /></td>
+                  <td><Link href={`/executions?journey=${encodeURIComponent(j.key)}`}>executions</Link></td>
+                  {admin ? <td><Toggle j={j} onDone={load.reload} /></td> : null}
+                </tr>
+              ))}</tbody>
+            </table>
+          )}
+          {r.meta.nextCursor ? <button type="button" onClick={() => setCursor(r.meta.nextCursor!)}>Next page</button> : null}
+        </>
+      )}</Loaded>
+    </>
+  );
+}
