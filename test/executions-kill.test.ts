@@ -1,16 +1,34 @@
-// A `headwater serve` SIGKILLed after an activation's effects and before its journal entries are
-// stored: after the restart each effect has happened once.
+// A `headwater serve` SIGKILLed after an activation's effects (a webhook, an e-mail counted in a
+// real SMTP receiver, a tracked event) and before its journal entries are stored: after the restart
+// each effect has happened once.
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
+import { call, createAppFixture, poll, sleep, uid, type TestServer } from './helpers/server.js';
 import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
+import pg from 'pg';
 import { startReceiver } from './helpers/receiver.js';
+import { startSmtp } from './helpers/smtp.js';
 import { serveBin, type Proc } from './helpers/serve.js';
 
-const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
+
+/**
+ * With a Postgres server, a database of this test's own: every process on a database sends its
+ * pending e-mail through its own SMTP_URL, so another test's server must not see this one's.
+ */
+async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return undefined;
+  const name = `hw_kill_${randomBytes(5).toString('hex')}`;
+  const admin = async (sql: string) => { const c = new pg.Client({ connectionString: url }); await c.connect(); try { await c.query(sql); } finally { await c.end(); } };
+  await admin(`CREATE DATABASE ${name}`);
+  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {}));
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
 
 /** Every event named `name` of the org, by profile (pages through the list). */
 async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
@@ -28,7 +46,11 @@ t.test('a serve process SIGKILLed between effects and their journal entries: eac
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-kill-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const token = `hwo_${randomBytes(24).toString('base64url')}`;
-  const env = {
+  const smtp = await startSmtp();
+  t.teardown(() => smtp.close());
+  const db = await ownDatabase(t);
+  const env: Record<string, string> = {
+    ...(db ? { DATABASE_URL: db } : {}), SMTP_URL: smtp.url, HEADWATER_EMAIL_POLL_MS: '50',
     HEADWATER_OPERATOR_TOKEN: token, HEADWATER_SECRET_KEY: randomBytes(32).toString('base64url'), HEADWATER_STREAM_PREFIX: `k${randomBytes(4).toString('hex')}`,
     HEADWATER_WEBHOOK_ALLOW_PRIVATE: 'true', HEADWATER_WEBHOOK_POLL_MS: '50',
     HEADWATER_JOURNEY_FUEL: '100000', HEADWATER_JOURNEY_TIMEOUT_MS: '30000', HEADWATER_JOURNEY_LEASE_MS: '30000',
@@ -46,15 +68,20 @@ t.test('a serve process SIGKILLed between effects and their journal entries: eac
   await deployJourneys(s1, fx, [{
     key: 'effects',
     body: `await ctx.webhook.send('sink', { p: ctx.event.profileId });
+      await ctx.email.send('note', { n: 1 });
       await ctx.events.track('effect_done', {});
-      let x = 0; for (let i = 0; i < 4e6; i++) x += i % 7;
+      let x = 0; for (let i = 0; i < 6e6; i++) x += i % 7;
       await ctx.traits.set('finished', x);`,
-  }]);
+  }], [{ key: 'note', render: `(props) => ({ subject: 'Note ' + props.n, html: '<p>n</p>', text: 'n' })` }]);
   const user = uid('u');
-  const prof = await consenting(s1, fx, { userId: user });
+  const address = `${user}@example.com`;
+  const prof = await consenting(s1, fx, { userId: user, traits: { email: address } });
   await fire(s1, fx, user, 'effects_go');
   const hit = await poll(async () => rcv.hits.length, (n) => n >= 1, 60_000, 20);
   t.equal(hit, 1, 'the webhook effect happened');
+  // The e-mail reached the receiver and its outcome is stored (a kill mid-send would be a resend).
+  const sent = await poll(() => call(s1.url, 'GET', `/v1/emails?to=${encodeURIComponent(address)}`, { token: admin }), (r) => r.body?.data?.[0]?.status === 'sent', 30_000, 20);
+  t.equal(sent.body.data[0]?.status, 'sent', 'the e-mail effect happened');
   const before = (await call(s1.url, 'GET', `/v1/executions?journey=effects`, { token: admin })).body.data[0];
   t.equal(before?.status, 'running', 'its journal is not stored yet');
   t.equal(before?.journalEntries, 0);
@@ -65,13 +92,15 @@ t.test('a serve process SIGKILLed between effects and their journal entries: eac
   const s2: TestServer = { url: p.url, operatorToken: token, close: async () => {} };
   const [x] = await untilExecutions(s2, admin, { journey: 'effects' }, (l) => l[0]?.status === 'completed', 120_000);
   t.equal(x?.status, 'completed', x?.error ?? 'completed after the restart');
-  t.equal(x?.journalEntries, 3);
+  t.equal(x?.journalEntries, 4);
   await sleep(1000);
   t.equal(rcv.hits.length, 1, `the webhook was delivered once (${rcv.hits.length})`);
+  t.equal(smtp.mails.filter((m) => m.to.includes(address)).length, 1, 'the e-mail reached the SMTP receiver once');
+  t.equal((await call(s2.url, 'GET', `/v1/emails?to=${encodeURIComponent(address)}`, { token: admin })).body.data.length, 1, 'one outbox row');
   const counts = await poll(() => eventsByProfile(s2, admin, 'effect_done'), (m) => m.size === 1, 60_000);
   t.same([...counts.entries()], [[prof.id, 1]], 'the tracked event was written once');
   const d = (await call(s2.url, 'GET', `/v1/executions/${x.id}`, { token: admin })).body.data;
-  t.same(d.journal.map((e: any) => e.call.name), ['webhook.send', 'events.track', 'traits.set']);
-  t.equal(d.journal[1].result.value.messageId, `${x.id}:1`);
+  t.same(d.journal.map((e: any) => e.call.name), ['webhook.send', 'email.send', 'events.track', 'traits.set']);
+  t.equal(d.journal[2].result.value.messageId, `${x.id}:2`);
 });
 

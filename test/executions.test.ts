@@ -283,3 +283,46 @@ t.test('running executions keep their version; new ones take the newest ready on
   t.equal((await call(s.url, 'GET', `/v1/profiles/${pa.id}`, { token: admin })).body.data.traits.ran, 1, 'the running one finished on version 1');
   t.equal((await call(s.url, 'GET', `/v1/profiles/${pb.id}`, { token: admin })).body.data.traits.ran, 2, 'the new one ran version 2');
 });
+
+t.test('email.send: rendered with validated props into the outbox; refusals are error results', async (t) => {
+  await deployJourneys(s, fx, [{
+    key: 'mailer',
+    body: `try {
+        const r = await ctx.email.send(ctx.event.properties.template, ctx.event.properties.props);
+        ctx.log.info('sent ' + r.emailId + ' to ' + r.to);
+      } catch (e) { ctx.log.error(e.code + ': ' + e.message); }`,
+  }], [{
+    key: 'welcome-email',
+    propsSchema: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 50 } } },
+    render: `(props) => ({ subject: 'Hi ' + props.name, html: '<p>Hello ' + props.name + '</p>', text: 'Hello ' + props.name })`,
+  }]);
+  const run = async (traits: Record<string, unknown>, properties: Record<string, unknown>) => {
+    const user = uid('u');
+    const p = await consenting(s, fx, { userId: user, traits });
+    await fire(s, fx, user, 'mailer_go', properties);
+    const [x] = await untilExecutions(s, admin, { journey: 'mailer', profileId: p.id }, (l) => ended(l[0]), 30_000);
+    return { x, d: (await execution(s, admin, x.id)).body.data };
+  };
+  const { x, d } = await run({ email: 'ada@example.com' }, { template: 'welcome-email', props: { name: 'Ada' } });
+  t.equal(x.status, 'completed', x.error);
+  t.same(d.journal[0].call, { name: 'email.send', args: { template: 'welcome-email', props: { name: 'Ada' } } });
+  t.match(d.logs[0].message, /^sent eml_\S+ to ada@example.com$/);
+  const listed = await call(s.url, 'GET', `/v1/emails?executionId=${x.id}`, { token: admin });
+  t.equal(listed.body.data.length, 1);
+  t.equal(listed.body.data[0].id, d.journal[0].result.value.emailId);
+  t.equal(listed.body.data[0].status, 'stored', 'no SMTP_URL: kept in the local outbox');
+  t.equal(listed.body.data[0].subject, 'Hi Ada', 'rendered in the sandbox');
+  t.equal(listed.body.data[0].text, 'Hello Ada');
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [
+    ['props break the propsSchema', { email: 'bob@example.com' }, { template: 'welcome-email', props: { name: 5 } }, /^validation_failed: props\/name/],
+    ['no address', {}, { template: 'welcome-email', props: { name: 'Cy' } }, /^no_email_address: /],
+    ['unknown template', { email: 'dee@example.com' }, { template: 'nope', props: {} }, /^not_found: /],
+  ];
+  for (const [what, traits, props, re] of cases) {
+    const r = await run(traits, props);
+    t.equal(r.x.status, 'completed', what);
+    t.equal(r.d.journal[0].result.ok, false, what);
+    t.match(r.d.logs[0]?.message, re, what);
+    t.equal((await call(s.url, 'GET', `/v1/emails?executionId=${r.x.id}`, { token: admin })).body.data.length, 0, `${what}: nothing in the outbox`);
+  }
+});
