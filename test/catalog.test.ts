@@ -469,7 +469,7 @@ t.test('promote route: replay, counting and requeue', { skip: !pool && 'no direc
     ingest: { replay: (calls: IngestCall[]) => { replayed.push(calls); return answer(calls); } },
   } as unknown as Deps;
   catalogRoutes(((method: string, path: string, h: any) => handlers.set(`${method} ${path}`, h)) as any, deps);
-  t.equal(handlers.size, 12, 'twelve catalog routes');
+  t.equal(handlers.size, 13, 'thirteen catalog routes');
   const promoteRoute = (name: string, d: Deps = deps, kind = 'event') => {
     const m = new Map<string, any>();
     catalogRoutes(((method: string, path: string, h: any) => m.set(`${method} ${path}`, h)) as any, d);
