@@ -4,7 +4,7 @@ import t from 'tap';
 import { createAppFixture, startServer, uid } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
 
-const s = await startServer(['--journey-fuel', '1000000', '--journey-timeout-ms', '300', '--journey-lease-ms', '300']);
+const s = await startServer(['--journey-fuel', '1000000', '--journey-timeout-ms', '300', '--journey-lease-ms', '5000']);
 t.teardown(() => s.close());
 const fx = await createAppFixture(s);
 const admin = fx.org.sessions.admin;
