@@ -27,10 +27,13 @@ t.test('a restart while 100 executions sleep: every one completes once afterward
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-restart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const key = randomBytes(32).toString('base64url');
-  const s1 = await startServer(['--data-dir', dir, '--secret-key', key]);
+  // A restart keeps its configuration: the same stream names, so the events the first process
+  // published and did not land yet are landed by the second.
+  const env = { HEADWATER_STREAM_PREFIX: `r${randomBytes(5).toString('hex')}` };
+  const s1 = await startServer(['--data-dir', dir, '--secret-key', key], env);
   const fx = await createAppFixture(s1);
   const admin = fx.org.sessions.admin;
-  await deployJourneys(s1, fx, [{ key: 'nap', body: `await ctx.sleep('4s'); await ctx.events.track('napped', { n: 1 }); await ctx.traits.set('napped', true);` }]);
+  await deployJourneys(s1, fx, [{ key: 'nap', body: `await ctx.sleep('15s'); await ctx.events.track('napped', { n: 1 }); await ctx.traits.set('napped', true);` }]);
   const users = Array.from({ length: 100 }, () => uid('u'));
   await Promise.all(users.map((u) => consenting(s1, fx, { userId: u })));
   await Promise.all(users.map((u) => fire(s1, fx, u, 'nap_go')));
@@ -39,7 +42,7 @@ t.test('a restart while 100 executions sleep: every one completes once afterward
   t.equal(waiting.length, 100, `100 executions sleep (of ${all.length}: ${all.filter((x) => x.status !== 'waiting').map((x) => x.status).join(',')})`);
   await s1.close();
 
-  const s2 = await startServer(['--data-dir', dir, '--secret-key', key]);
+  const s2 = await startServer(['--data-dir', dir, '--secret-key', key], env);
   t.teardown(() => s2.close());
   const done = await untilExecutions(s2, admin, { journey: 'nap', status: 'completed', limit: '100' }, (l) => l.length === 100, 60_000);
   t.equal(done.length, 100, 'all 100 completed after the restart');

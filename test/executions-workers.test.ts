@@ -56,6 +56,6 @@ t.test('two processes against one Postgres run each execution exactly once', { s
   const bodies = rcv.hits.map((h) => h.json.data.p);
   t.equal(new Set(bodies).size, 60, 'every profile\'s webhook arrived');
   t.equal(rcv.hits.length, 60, 'and none twice');
-  const counts = await poll(() => eventsByProfile(a, admin, 'pair_done'), (m) => m.size === 60, 60_000);
+  const counts = await poll(() => eventsByProfile(a, admin, 'pair_done'), (m) => m.size === 60, 100_000);
   t.ok(counts.size === 60 && [...counts.values()].every((n) => n === 1), `each tracked event once (${counts.size} profiles, counts ${[...new Set(counts.values())].join(',')})`);
 });
