@@ -38,7 +38,8 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     const src = await d.directory.get(sourceId);
     // Unknown, and another org's, sources are the same answer: ids do not leak across orgs.
     if (!src || src.orgId !== orgId) return errorResult('not_found', 'source not found', 404);
-    const { sourceId: _s, type: _t, ...rest } = body;
+    // `unset` is the journey runtime's internal member of identify: never taken from a request.
+    const { sourceId: _s, type: _t, unset: _u, ...rest } = body;
     return { id: callId(), kind, orgId, appId: src.appId, sourceId, environment: src.environment, receivedAt, body: rest };
   };
 

@@ -3,7 +3,7 @@
 // webhooks, logs), sleep and waitForEvent, restart, failure codes, cancel, and the executions
 // routes (filters, cursor, org scoping).
 import t from 'tap';
-import { call, createAppFixture, createOrg, expectError, poll, sleep, startServer, uid } from './helpers/server.js';
+import { call, createAppFixture, createOrg, expectError, identifyCall, poll, sleep, startServer, uid } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, executions, fire, untilExecutions } from './helpers/journeys.js';
 
 // Small budgets so each failure code is quick to provoke.
@@ -100,6 +100,11 @@ t.test('enrollment.cooldown: a second trigger within the cooldown starts nothing
   await fire(s, fx, user, 'cool_go');
   await untilExecutions(s, admin, { journey: 'cool', profileId: p.id }, (l) => l.length === 1 && ended(l[0]));
   t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.temp, undefined, 'traits.unset removed the trait');
+  // The removal is the runtime's alone: an identify request cannot carry it.
+  await identifyCall(s, fx, { identifiers: { userId: user }, traits: { keep: 1 } });
+  const r = await identifyCall(s, fx, { identifiers: { userId: user }, traits: {}, unset: ['keep'] });
+  t.ok(r.status === 200 || r.status === 422, `a request with unset: ${r.status}`);
+  t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.keep, 1, 'a request cannot remove a trait');
   await fire(s, fx, user, 'cool_go');
   await sleep(1000);
   t.equal((await executions(s, admin, { journey: 'cool', profileId: p.id })).body.data.length, 1);
