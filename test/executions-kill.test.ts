@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, poll, sleep, uid, type TestServer } from './helpers/server.js';
-import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
+import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import pg from 'pg';
 import { startReceiver } from './helpers/receiver.js';
 import { startSmtp } from './helpers/smtp.js';
@@ -30,17 +30,6 @@ async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<st
   return u.toString();
 }
 
-/** Every event named `name` of the org, by profile (pages through the list). */
-async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  let cursor = '';
-  for (;;) {
-    const r = await call(s.url, 'GET', `/v1/events?event=${name}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
-    for (const e of r.body.data) counts.set(e.profileId, (counts.get(e.profileId) ?? 0) + 1);
-    if (!r.body.meta.hasMore) return counts;
-    cursor = r.body.meta.nextCursor;
-  }
-}
 
 t.test('a serve process SIGKILLed between effects and their journal entries: each effect happens once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-kill-'));

@@ -5,23 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
-import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
+import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import { startReceiver } from './helpers/receiver.js';
 import { serveBin, type Proc } from './helpers/serve.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
-/** Every event named `name` of the org, by profile (pages through the list). */
-async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  let cursor = '';
-  for (;;) {
-    const r = await call(s.url, 'GET', `/v1/events?event=${name}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
-    for (const e of r.body.data) counts.set(e.profileId, (counts.get(e.profileId) ?? 0) + 1);
-    if (!r.body.meta.hasMore) return counts;
-    cursor = r.body.meta.nextCursor;
-  }
-}
 
 t.test('a restart while 100 executions sleep: every one completes once afterwards', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-restart-'));

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { HostCall, RenderResult } from '../../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
-import { identifiersOf, profileOut, profileResource, type ProfileRow } from '../identity.js';
+import { identifiersOf, profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../identity.js';
 import { newId } from '../ids.js';
 import { latestReadyVersion, versionModule } from '../journeys/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
@@ -51,14 +51,13 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
 
   // The identifier writes go through, read once per activation (trait writes do not change it).
   let through: { profileId: string; ids: Record<string, string> | undefined } | undefined;
-  const identifiers = async (p: ProfileRow) => {
-    if (through?.profileId === p.id) return through.ids;
-    const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
-    let pick: Record<string, string> | undefined;
-    for (const k of PREFERRED) { const x = ids.find((i) => i.kind === k); if (x) { pick = { [k]: x.value }; break; } }
-    through = { profileId: p.id, ids: pick };
-    return pick;
+  const remember = (profileId: string, ids: IdentifierRow[]) => {
+    const x = PREFERRED.map((k) => ids.find((i) => i.kind === k)).find((i) => i !== undefined);
+    through = { profileId, ids: x ? { [x.kind]: x.value } : undefined };
+    return through.ids;
   };
+  const identifiers = async (p: ProfileRow) =>
+    through?.profileId === p.id ? through.ids : remember(p.id, (await identifiersOf(d.pool, [p.id])).get(p.id) ?? []);
   /** The profile writes go through: its identifier, without re-reading the row once known. */
   const writeIdentifiers = async (): Promise<Record<string, string> | undefined | null> => {
     if (through) return through.ids;
@@ -92,10 +91,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
         const p = await profile();
         if (!p) return fail('not_found', 'the profile of this execution no longer exists');
         const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
-        if (through?.profileId !== p.id) {
-          const k = PREFERRED.find((k) => ids.some((i) => i.kind === k));
-          through = { profileId: p.id, ids: k ? { [k]: ids.find((i) => i.kind === k)!.value } : undefined };
-        }
+        if (through?.profileId !== p.id) remember(p.id, ids);
         return ok(profileResource(p, ids));
       }
       case 'profiles.get': {

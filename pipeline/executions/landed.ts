@@ -95,15 +95,16 @@ async function answerWaits(pool: pg.Pool, ids: string[], events: readonly EventR
 async function startExecutions(pool: pg.Pool, index: TriggerIndex, events: readonly EventRecord[]): Promise<number> {
   const cols: string[][] = Array.from({ length: 12 }, () => []);
   const cooldowns: number[] = [];
+  const receivedAt: string[] = [];
   for (const e of events) {
     for (const t of index.match(e)) {
       const row = [newId('exe'), e.orgId, t.key, t.versionId, t.releaseId, e.appId, e.sourceId, e.profileId, e.environment, e.id, JSON.stringify(e), t.purpose];
       row.forEach((v, i) => cols[i]!.push(v));
       cooldowns.push(t.cooldownMs);
+      receivedAt.push(e.receivedAt);
     }
   }
   if (cooldowns.length === 0) return 0;
-  const receivedAt = events.flatMap((e) => index.match(e).map(() => e.receivedAt));
   // Rows go in event order: of two triggers of one (journey, profile) in a batch the first starts
   // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
   const r = await pool.query(

@@ -68,3 +68,15 @@ export const untilExecutions = (s: TestServer, token: string, query: Record<stri
   poll(() => executions(s, token, query), (r) => r.status === 200 && done(r.body.data), timeoutMs, 150).then((r) => r.body.data as any[]);
 
 export const ended = (x: { status: string } | undefined) => !!x && (x.status === 'completed' || x.status === 'failed' || x.status === 'cancelled');
+
+/** Every event named `name` of the org, counted by profile (pages through the list). */
+export async function eventsByProfile(s: TestServer, token: string, name: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let cursor = '';
+  for (;;) {
+    const r = await call(s.url, 'GET', `/v1/events?event=${name}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    for (const e of r.body.data) counts.set(e.profileId, (counts.get(e.profileId) ?? 0) + 1);
+    if (!r.body.meta.hasMore) return counts;
+    cursor = r.body.meta.nextCursor;
+  }
+}
