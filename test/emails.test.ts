@@ -2,10 +2,9 @@
 // once with its subject, text and stable Message-ID; list, fetch, filters and cursors; the
 // idempotent enqueue the journey runtime uses; retries while the receiver is down; a permanent
 // refusal; auth, org scoping and bad input; expired claims; a journey's e-mail end to end; and
-// e-mails pending at a stop (one cut mid-send) sent exactly once by the next server. One
-// SMTP-sending server at a time, and no other test file runs one: the outbox is shared
-// (DATABASE_URL mode) and any sender would take any pending e-mail. The local outbox (no
-// SMTP_URL) is in emails-outbox.test.ts.
+// e-mails pending at a stop (one cut mid-send) sent exactly once by the next server. Each test's
+// servers use a database of their own (helpers/db.ts): any sender takes any pending e-mail of its
+// database. The local outbox (no SMTP_URL) is in emails-outbox.test.ts.
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +13,7 @@ import { join } from 'node:path';
 import { startServer, call, createOrg, expectError, poll, sleep, type OrgCreds, type TestServer } from './helpers/server.js';
 import { deadPort } from './helpers/receiver.js';
 import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 import { enqueueEmail } from '../pipeline/email/mod.js';
 import { createAppFixture } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
@@ -25,7 +25,7 @@ const api = (s: TestServer, token: string) => (method: string, path: string, dat
 
 /** A pg pool on the server's database (embedded: its Unix socket), for the runtime's entry point. */
 function poolOf(t: Test, s: TestServer): pg.Pool {
-  const dbUrl = process.env.DATABASE_URL;
+  const dbUrl = s.databaseUrl;
   const pool = dbUrl ? new pg.Pool({ connectionString: dbUrl, max: 2 })
     : new pg.Pool({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 2 });
   t.teardown(() => pool.end());
@@ -45,7 +45,7 @@ t.test('with an SMTP transport', async (t) => {
   const port = await deadPort();
   let smtp: SmtpReceiver = await startSmtp(port, (rcpt) => (rcpt.startsWith('refuse') ? 550 : undefined));
   t.teardown(() => smtp.close());
-  const s = await startServer(['--smtp-url', `smtp://127.0.0.1:${port}`, '--email-from', 'Journeys <journeys@mail.example.com>', '--email-attempts', '4', ...FAST]);
+  const s = await startServer(['--smtp-url', `smtp://127.0.0.1:${port}`, '--email-from', 'Journeys <journeys@mail.example.com>', '--email-attempts', '4', ...FAST], dbEnv(await ownDatabase(t)));
   t.teardown(() => s.close());
 
   t.test('the test send arrives once with subject, text and a stable Message-ID', async (t) => {
@@ -277,7 +277,8 @@ t.test('e-mails pending at a stop, one of them cut mid-send, are sent exactly on
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const port = await deadPort();
   const flags = ['--data-dir', dir, '--smtp-url', `smtp://127.0.0.1:${port}`, '--email-attempts', '20', '--email-retry-base-ms', '200', '--email-poll-ms', '50'];
-  const s1 = await startServer(flags);
+  const env = dbEnv(await ownDatabase(t));
+  const s1 = await startServer(flags, env);
   const org = await createOrg(s1);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await testSend(s1, org, { to: `r${i}@example.com`, subject: `restart ${i}` })).id);
@@ -298,7 +299,7 @@ t.test('e-mails pending at a stop, one of them cut mid-send, are sent exactly on
 
   const smtp = await startSmtp(port);
   t.teardown(() => smtp.close());
-  const s2 = await startServer(flags);
+  const s2 = await startServer(flags, env);
   t.teardown(() => s2.close());
   const done = await poll(async () => (await api(s2, org.sessions.admin)('GET', '/v1/emails')).body.data as any[],
     (l) => l.length === 5 && l.every((e) => e.status === 'sent'), 30_000, 100);
@@ -308,7 +309,6 @@ t.test('e-mails pending at a stop, one of them cut mid-send, are sent exactly on
     t.equal(e.attempts, (attemptsBefore.get(e.id) as number) + 1, `${e.id}: the cut send counted no attempt`);
   }
   await sleep(500);
-  // Only this test's Message-IDs are counted: in DATABASE_URL mode the outbox is shared.
   const counts = smtp.counts();
   t.same(ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0), ids.map(() => 1), 'every pending e-mail arrived exactly once, with its Message-ID');
   t.ok(cut.every((id) => ids.some((x) => `<${x}@localhost>` === id)), 'the cut attempts carried the same Message-IDs: a duplicate downstream is recognisable');
@@ -320,13 +320,14 @@ t.test('a server and a worker draining one database never send an e-mail twice',
   smtp.delayMs = 20;
   t.teardown(() => smtp.close());
   const flags = ['--smtp-url', smtp.url, '--email-attempts', '3', ...FAST];
-  const a = await startServer(flags);
+  const env = dbEnv(await ownDatabase(t));
+  const a = await startServer(flags, env);
   t.teardown(() => a.close());
   const { loadConfig } = await import('../api/config.js');
   const { createLogger } = await import('../lib/log.js');
   const { runWorker } = await import('../cli/worker.js');
   const wdir = mkdtempSync(join(tmpdir(), 'hw-email-worker-'));
-  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags, '--email-from', 'worker@localhost'], { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${Math.random().toString(36).slice(2, 10)}` });
+  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags, '--email-from', 'worker@localhost'], { ...process.env, ...env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${Math.random().toString(36).slice(2, 10)}` });
   const worker = await runWorker(config, createLogger(config.logLevel));
   t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
   const org = await createOrg(a);

@@ -8,28 +8,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, poll, sleep, uid, type TestServer } from './helpers/server.js';
 import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
-import pg from 'pg';
+import { ownDatabase } from './helpers/db.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startSmtp } from './helpers/smtp.js';
 import { serveBin, type Proc } from './helpers/serve.js';
-
-
-/**
- * With a Postgres server, a database of this test's own: every process on a database sends its
- * pending e-mail through its own SMTP_URL, so another test's server must not see this one's.
- */
-async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
-  const url = process.env.DATABASE_URL;
-  if (!url) return undefined;
-  const name = `hw_kill_${randomBytes(5).toString('hex')}`;
-  const admin = async (sql: string) => { const c = new pg.Client({ connectionString: url }); await c.connect(); try { await c.query(sql); } finally { await c.end(); } };
-  await admin(`CREATE DATABASE ${name}`);
-  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {}));
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
 
 t.test('a serve process SIGKILLed between effects and their journal entries: each effect happens once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-kill-'));

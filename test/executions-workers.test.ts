@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
 import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import { startReceiver } from './helpers/receiver.js';
-import { serveBin, type Proc } from './helpers/serve.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
@@ -18,13 +18,14 @@ t.test('two processes against one Postgres run each execution exactly once', { s
   // One stream prefix for both: the worker's tracked events must reach the events stream the
   // serve process lands (it owns the embedded ClickHouse).
   const prefix = `t${randomBytes(5).toString('hex')}`;
-  const a = await startServer(flags, { HEADWATER_STREAM_PREFIX: prefix });
+  const env = dbEnv(await ownDatabase(t));
+  const a = await startServer(flags, { ...env, HEADWATER_STREAM_PREFIX: prefix });
   t.teardown(() => a.close());
   const { loadConfig } = await import('../api/config.js');
   const { createLogger } = await import('../lib/log.js');
   const { runWorker } = await import('../cli/worker.js');
   const wdir = mkdtempSync(join(tmpdir(), 'hw-exe-worker-'));
-  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: prefix });
+  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, ...env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: prefix });
   const worker = await runWorker(config, createLogger(config.logLevel));
   t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
   const rcv = await startReceiver(() => ({ status: 200 }));

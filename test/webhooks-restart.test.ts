@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startServer, call, createOrg, poll, sleep } from './helpers/server.js';
 import { deadPort, startReceiver } from './helpers/receiver.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
 const FLAGS = ['--webhook-allow-private', '--webhook-attempts', '20', '--webhook-backoff-ms', '200', '--webhook-poll-ms', '50', '--webhook-timeout-ms', '1000'];
 
@@ -15,7 +16,8 @@ t.test('deliveries pending at a stop are delivered once by the next server', asy
   const dir = mkdtempSync(join(tmpdir(), 'hw-wh-restart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const port = await deadPort();
-  const s1 = await startServer(['--data-dir', dir, ...FLAGS]);
+  const env = dbEnv(await ownDatabase(t));
+  const s1 = await startServer(['--data-dir', dir, ...FLAGS], env);
   const org = await createOrg(s1);
   const admin = org.sessions.admin;
   const c = await call(s1.url, 'POST', '/v1/webhooks', { token: admin, body: { data: { name: 'down', config: { url: `http://127.0.0.1:${port}/in` } } } });
@@ -31,7 +33,7 @@ t.test('deliveries pending at a stop are delivered once by the next server', asy
   const rcv = await startReceiver(() => ({ status: 200 }), port);
   t.teardown(() => rcv.close());
   rcv.secret = w.signingSecret;
-  const s2 = await startServer(['--data-dir', dir, ...FLAGS]);
+  const s2 = await startServer(['--data-dir', dir, ...FLAGS], env);
   t.teardown(() => s2.close());
   const done = await poll(async () => (await call(s2.url, 'GET', `/v1/webhooks/${w.id}/deliveries`, { token: admin })).body.data as any[],
     (l) => l.length === 5 && l.every((d) => d.status === 'succeeded'), 30_000, 100);
@@ -46,14 +48,15 @@ t.test('deliveries pending at a stop are delivered once by the next server', asy
 t.test('a server and a worker draining one database never send a delivery twice', { skip: !(process.env.DATABASE_URL && process.env.NATS_URL) && 'needs DATABASE_URL and NATS_URL (embedded data belongs to one process)' }, async (t) => {
   const key = randomBytes(32).toString('base64url');
   const flags = ['--secret-key', key, ...FLAGS];
-  const a = await startServer(flags);
+  const env = dbEnv(await ownDatabase(t));
+  const a = await startServer(flags, env);
   t.teardown(() => a.close());
   // `headwater worker` in this process: its own pool and sender against the same database.
   const { loadConfig } = await import('../api/config.js');
   const { createLogger } = await import('../lib/log.js');
   const { runWorker } = await import('../cli/worker.js');
   const wdir = mkdtempSync(join(tmpdir(), 'hw-wh-worker-'));
-  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}` });
+  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, ...env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}` });
   const worker = await runWorker(config, createLogger(config.logLevel));
   t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
   // Slow answers keep the claims of both senders overlapping.

@@ -5,8 +5,9 @@
 import t from 'tap';
 import { startServer, call, createOrg, expectError, poll, type OrgCreds } from './helpers/server.js';
 import { startReceiver } from './helpers/receiver.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
-const s = await startServer(['--webhook-attempts', '3', '--webhook-backoff-ms', '100', '--webhook-poll-ms', '50', '--webhook-timeout-ms', '2000']);
+const s = await startServer(['--webhook-attempts', '3', '--webhook-backoff-ms', '100', '--webhook-poll-ms', '50', '--webhook-timeout-ms', '2000'], dbEnv(await ownDatabase(t)));
 t.teardown(() => s.close());
 const rcv = await startReceiver();
 t.teardown(() => rcv.close());

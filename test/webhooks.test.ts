@@ -8,14 +8,15 @@ import { join } from 'node:path';
 import { startServer, call, createOrg, expectError, poll, type OrgCreds } from './helpers/server.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { enqueueWebhookDelivery } from '../pipeline/webhooks/mod.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
+const dbUrl = await ownDatabase(t);
 const s = await startServer([
   '--webhook-allow-private', '--webhook-attempts', '4', '--webhook-backoff-ms', '100', '--webhook-disable-after', '3',
   '--webhook-timeout-ms', '1000', '--webhook-poll-ms', '50',
-]);
+], dbEnv(dbUrl));
 t.teardown(() => s.close());
 
-const dbUrl = process.env.DATABASE_URL;
 const pool = dbUrl ? new pg.Pool({ connectionString: dbUrl, max: 2 })
   : s.dataDir ? new pg.Pool({ host: join(s.dataDir, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 2 }) : undefined;
 if (pool) t.teardown(() => pool.end());

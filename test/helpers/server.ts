@@ -11,6 +11,8 @@ export interface TestServer {
   url: string;
   operatorToken: string;
   dataDir?: string;
+  /** The Postgres database it uses, when not embedded. */
+  databaseUrl?: string;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,7 @@ export async function startServer(extraArgs: string[] = [], env: Record<string, 
     { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
   const svc = await startService(config, createLogger(config.logLevel));
   return {
-    url: svc.url, operatorToken, dataDir,
+    url: svc.url, operatorToken, dataDir, databaseUrl: config.databaseUrl ?? undefined,
     async close() { await svc.close(); rmSync(dataDir, { recursive: true, force: true }); },
   };
 }

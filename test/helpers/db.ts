@@ -1,0 +1,27 @@
+// A Postgres database of a test's own, for tests whose server runs an outbox sender (webhooks,
+// e-mail) with settings of their own. Every process on a database claims every pending delivery,
+// so on the shared DATABASE_URL another test file's server (other attempts, backoff, no private
+// targets, or about to stop) would take this test's deliveries. Embedded mode needs nothing:
+// each test server has its own data directory.
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+
+/** A fresh database's URL, dropped at the test's teardown; undefined without DATABASE_URL. */
+export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return undefined;
+  const name = `hw_t_${randomBytes(6).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try { await c.query(sql); } finally { await c.end(); }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  t.teardown(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {}));
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** The environment a test server gets for `db` (nothing in embedded mode). */
+export const dbEnv = (db: string | undefined): Record<string, string> => (db ? { DATABASE_URL: db } : {});
