@@ -20,7 +20,7 @@ const stop = stopBin;
 t.test('serve generates the operator token once; org create prints credentials', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-cli-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const first = await serve(dir);
+  const first = await serve(dir, {}, { seed: false }); // a first start from nothing
   const m = /operator token \(shown once[^)]*\): (hwo_\S+)/.exec(first.out);
   t.ok(m, 'first start prints the generated operator token');
   const token = m![1]!;

@@ -8,8 +8,19 @@ export const BIN = fileURLToPath(new URL('../../../bin/headwater.js', import.met
 export interface Proc { child: ChildProcess; url: string; out: string }
 export interface StartFailure extends Error { code: number | null; stderr: string; stdout: string }
 
+export interface ServeOpts {
+  startMs?: number;
+  /** Start an empty embedded data directory from migrated stores (helpers/seed.ts); default true. */
+  seed?: boolean;
+}
+
 /** `env` is laid over the test's environment (a generated operator token unless it sets one). */
-export function serveBin(dataDir: string, env: Record<string, string | undefined> = {}, startMs = 120_000): Promise<Proc> {
+export async function serveBin(dataDir: string, env: Record<string, string | undefined> = {}, o: ServeOpts = {}): Promise<Proc> {
+  const startMs = o.startMs ?? 120_000;
+  if (o.seed !== false && !('DATABASE_URL' in env ? env.DATABASE_URL : process.env.DATABASE_URL)) {
+    const { seedEmbedded } = await import('./server.js');
+    await seedEmbedded(dataDir);
+  }
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `c${process.pid}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

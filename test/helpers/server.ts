@@ -2,10 +2,11 @@
 // DATABASE_URL / NATS_URL / CLICKHOUSE_URL are set), or reuses a running one when
 // HEADWATER_TEST_URL (+ HEADWATER_OPERATOR_TOKEN) is set. Every test isolates itself by creating
 // its own org with a random name.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { seedDataDir } from './seed.js';
 
 export interface TestServer {
   url: string;
@@ -33,11 +34,29 @@ export async function startServer(extraArgs: string[] = [], env: Record<string, 
     // With a shared NATS server, each test server gets streams of its own: its events must land in
     // its own embedded ClickHouse, not in another test process's.
     { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
+  // An embedded store starts from a migrated copy, unless the test brings a directory with data.
+  if (!config.databaseUrl) await seedEmbedded(config.dataDir);
   const svc = await startService(config, createLogger(config.logLevel));
   return {
     url: svc.url, operatorToken, dataDir, databaseUrl: config.databaseUrl ?? undefined,
     async close() { await svc.close(); rmSync(dataDir, { recursive: true, force: true }); },
   };
+}
+
+/**
+ * Fills an empty (or missing) data directory with migrated embedded stores (helpers/seed.ts);
+ * a directory that holds anything is left alone.
+ */
+export async function seedEmbedded(dataDir: string): Promise<void> {
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) return;
+  await seedDataDir(dataDir, async (dir) => {
+    const { loadConfig } = await import('../../api/config.js');
+    const { createLogger } = await import('../../lib/log.js');
+    const { startService } = await import('../../api/service.js');
+    const c = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--operator-token', `hwo_${randomBytes(24).toString('base64url')}`],
+      { HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `s${randomBytes(5).toString('hex')}` });
+    await (await startService(c, createLogger(c.logLevel))).close();
+  });
 }
 
 export interface CallOpts { token?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; contentType?: string }
