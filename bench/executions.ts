@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { arg } from './args.js';
 import { cpuSeconds } from './procstat.js';
+import { SDK_FILE, sdkPlugin } from '../cli/project/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const IDLE = Number(arg('--idle', '10000'));
@@ -52,11 +53,10 @@ async function api(url: string, method: string, path: string, token: string, bod
   return text ? JSON.parse(text) : undefined;
 }
 
-const SDK_STUB = `export const journey = (options, handler) => ({ kind: 'journey', key: options.key, options, handler });`;
 async function bundleOf(source: string): Promise<Buffer> {
   const out = await build({
     stdin: { contents: source, loader: 'js', resolveDir: ROOT }, bundle: true, format: 'esm', platform: 'neutral', target: 'es2020', write: false, logLevel: 'silent',
-    plugins: [{ name: 'sdk', setup(b) { b.onResolve({ filter: /^headwater\/sdk$/ }, () => ({ path: 'sdk', namespace: 'sdk' })); b.onLoad({ filter: /.*/, namespace: 'sdk' }, () => ({ contents: SDK_STUB, loader: 'js' })); } }],
+    plugins: [sdkPlugin(SDK_FILE)],
   });
   return Buffer.from(out.outputFiles[0]!.contents);
 }

@@ -257,11 +257,20 @@ t.test('with an SMTP transport', async (t) => {
   t.test('an e-mail whose claim expired (its process died mid-send) is taken again; a live claim is not', async (t) => {
     const pool = poolOf(t, s);
     const org = await createOrg(s);
-    // What a dead process leaves: rows claimed (leased) and never completed.
-    const live = await enqueueEmail(pool, { orgId: org.org.id, key: 'live', executionId: null, template: 't', to: 'a@example.com', subject: 'live', html: '', text: 'x' });
-    await pool.query(`UPDATE emails SET lease_until = now() + interval '1 hour', lease_token = 'dead' WHERE id = $1`, [live.id]);
-    const expired = await enqueueEmail(pool, { orgId: org.org.id, key: 'expired', executionId: null, template: 't', to: 'b@example.com', subject: 'expired', html: '', text: 'x' });
-    await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second', lease_token = 'dead' WHERE id = $1`, [expired.id]);
+    // What a dead process leaves: rows claimed (leased) and never completed. Each is enqueued and
+    // leased in one transaction, or the running sender could claim it in between.
+    const leased = async (key: string, to: string, lease: string) => {
+      const c = await pool.connect();
+      try {
+        await c.query('BEGIN');
+        const r = await enqueueEmail(c, { orgId: org.org.id, key, executionId: null, template: 't', to, subject: key, html: '', text: 'x' });
+        await c.query(`UPDATE emails SET lease_until = now() + interval '${lease}', lease_token = 'dead' WHERE id = $1`, [r.id]);
+        await c.query('COMMIT');
+        return r;
+      } finally { c.release(); }
+    };
+    const live = await leased('live', 'a@example.com', '1 hour');
+    const expired = await leased('expired', 'b@example.com', '-1 second');
     const e = await settled(s, org, expired.id);
     t.equal(e.status, 'sent', 'the expired claim was taken and sent');
     await sleep(500);

@@ -12,7 +12,8 @@ export interface Bundle extends ProjectFile {
   code: string;
 }
 
-function sdkPlugin(sdkFile: string): Plugin {
+/** Resolves `headwater/sdk` to `sdkFile` (the built SDK, dist/sdk/index.js). */
+export function sdkPlugin(sdkFile: string): Plugin {
   return {
     name: 'headwater-sdk',
     setup(b) {

@@ -4,6 +4,6 @@ export { extractSpine } from './spine.js';
 export { stripTypes } from './strip.js';
 export { packSource, sourceFiles, sha256 } from './pack.js';
 export { SCAFFOLD } from './scaffold.js';
-export { bundleFiles } from './bundle.js';
+export { bundleFiles, sdkPlugin } from './bundle.js';
 export { readDefinition } from './definitions.js';
 export { SDK_FILE } from './tool.js';

@@ -1,6 +1,6 @@
 // Journey-project fixtures for server tests: bundles built with esbuild from small source strings
-// (importing a tiny stand-in of `headwater/sdk` that returns the SDK's definition shapes), a real
-// gzip tarball as the source archive, uploads and manifests.
+// against the built SDK (as `headwater push` bundles them), a real gzip tarball as the source
+// archive, uploads and manifests.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,11 +8,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { create as tarCreate } from 'tar';
 import { call, type TestServer } from './server.js';
-
-const SDK_STUB = `
-export const journey = (options, handler) => ({ kind: 'journey', key: options.key, options, handler });
-export const template = (options, render) => ({ kind: 'template', key: options.key, options, render });
-`;
+import { SDK_FILE, sdkPlugin } from '../../cli/project/index.js';
 
 export const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -21,13 +17,7 @@ export async function bundle(source: string): Promise<Buffer> {
   const out = await build({
     stdin: { contents: source, loader: 'js', resolveDir: process.cwd() },
     bundle: true, format: 'esm', platform: 'neutral', target: 'es2020', write: false, logLevel: 'silent',
-    plugins: [{
-      name: 'sdk-stub',
-      setup(b) {
-        b.onResolve({ filter: /^headwater\/sdk$/ }, () => ({ path: 'sdk', namespace: 'sdk-stub' }));
-        b.onLoad({ filter: /.*/, namespace: 'sdk-stub' }, () => ({ contents: SDK_STUB, loader: 'js' }));
-      },
-    }],
+    plugins: [sdkPlugin(SDK_FILE)],
   });
   return Buffer.from(out.outputFiles[0]!.contents);
 }
