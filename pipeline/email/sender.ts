@@ -10,7 +10,7 @@ import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
-import { backoffDelay } from '../webhooks/mod.js';
+import { backoffDelay, settleSends, startPassLoop } from '../outbox/mod.js';
 import { claim, complete, type Claimed, type Outcome } from './store.js';
 
 export interface EmailSenderOptions {
@@ -81,25 +81,13 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
   // next instead of waiting for a claim's round trip, and claims and outcome writes are batched.
   const ready: Array<{ c: Claimed; token: string }> = [];
   const done: Outcome[] = [];
-  let closed = false;
-  let nextDue = Infinity;
-  let wakeUp: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  // Set by a wake that came while a pass was running, so the loop does not sleep past it.
-  let kicked = false;
-
-  const wake = () => { kicked = true; const w = wakeUp; wakeUp = undefined; if (timer) clearTimeout(timer); w?.(); };
-  const rest = (ms: number) => (kicked ? Promise.resolve() : new Promise<void>((resolve) => {
-    wakeUp = resolve;
-    timer = setTimeout(wake, Math.max(0, ms));
-  }));
 
   const outcomeOf = (c: Claimed, token: string, err: SmtpError): Outcome => {
     const n = c.attempts + 1;
     const error = reasonOf(err);
     if (isPermanent(err) || n >= maxAttempts) return { id: c.id, token, kind: 'failed', error };
     const delayMs = backoffDelay(retryBaseMs, n);
-    nextDue = Math.min(nextDue, Date.now() + delayMs);
+    loop.dueAt(Date.now() + delayMs);
     return { id: c.id, token, kind: 'retry', error, delayMs };
   };
 
@@ -110,14 +98,14 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     }).then(
       () => { done.push({ id: c.id, token, kind: 'sent', messageId }); },
       // Cut by close(): no attempt counted; the next run sends it again.
-      (err) => { done.push(closed ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, err as SmtpError)); },
-    ).finally(() => { sends.delete(p); pump(); wake(); });
+      (err) => { done.push(loop.closed ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, err as SmtpError)); },
+    ).finally(() => { sends.delete(p); pump(); loop.wake(); });
     sends.add(p);
   };
 
   /** Starts ready e-mails while slots allow, oldest claimed first. */
   const pump = () => {
-    while (!closed && sends.size < concurrency && ready.length > 0) {
+    while (!loop.closed && sends.size < concurrency && ready.length > 0) {
       const r = ready.shift()!;
       send(r.c, r.token);
     }
@@ -126,10 +114,10 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
   /**
    * One pass: write finished outcomes and claim when less than a round of work is ready (then
    * enough for two). Outcomes wait for the next claim (or for the last send to end), so both are
-   * written in batches. True when more may be due now.
+   * written in batches. True when more may be due now and there is room to take it.
    */
   const pass = async (): Promise<boolean> => {
-    const claimNow = !closed && ready.length < concurrency;
+    const claimNow = !loop.closed && ready.length < concurrency;
     if (done.length && (claimNow || sends.size === 0 || done.length >= concurrency)) {
       const batch = done.splice(0);
       try { await complete(o.pool, batch); } catch (err) { done.unshift(...batch); throw err; }
@@ -140,39 +128,21 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     const rows = await claim(o.pool, limit, leaseMs, token);
     for (const c of rows) ready.push({ c, token });
     pump();
-    return rows.length === limit;
+    return rows.length === limit && ready.length < concurrency;
   };
 
-  const loop = (async () => {
-    while (!closed) {
-      kicked = false;
-      let more = false;
-      try { more = await pass(); } catch (err) { o.log.warn('e-mail sender pass failed', { err: String(err) }); }
-      if (closed) break;
-      if (more && ready.length < concurrency) continue;
-      const now = Date.now();
-      if (nextDue <= now) nextDue = Infinity;
-      await rest(Math.min(pollMs, nextDue - now));
-      if (nextDue <= Date.now()) nextDue = Infinity;
-    }
-  })();
+  const loop = startPassLoop({ log: o.log, name: 'e-mail sender', pollMs, pass });
 
   return {
     transport: true,
-    notify: wake,
+    notify: loop.wake,
     async close() {
-      if (closed) return;
-      closed = true;
-      wake();
-      await loop;
+      if (loop.closed) return;
+      await loop.stop();
       // Claimed but not started: given back at once.
       for (const r of ready.splice(0)) done.push({ id: r.c.id, token: r.token, kind: 'release' });
-      // Sends in flight get a moment to finish; the rest are cut (closing the pool fails them) and given back.
-      const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
-      await Promise.race([Promise.allSettled([...sends]), grace]);
-      abort.abort();
-      transport.close({ force: true } as never);
-      await Promise.allSettled([...sends]);
+      // The rest are cut (closing the pool fails them) and given back.
+      await settleSends(sends, CLOSE_GRACE_MS, () => { abort.abort(); transport.close({ force: true } as never); });
       await complete(o.pool, done.splice(0)).catch((err) => o.log.warn('e-mail outcomes not written at close; their leases expire and another run sends them again', { err: String(err) }));
     },
   };

@@ -7,5 +7,5 @@ export {
   claim, complete, enqueue, skipWaiting, toDelivery, DISABLED_REASON,
   type Claimed, type Delivery, type DeliveryStatus, type EnqueueInput, type EnqueueResult, type Outcome,
 } from './store.js';
-export { backoffDelay, outcomeOf, startWebhookSender, type SenderOptions, type WebhookSender } from './sender.js';
+export { outcomeOf, startWebhookSender, type SenderOptions, type WebhookSender } from './sender.js';
 export { enqueueWebhookDelivery, type WebhookDeliveryRequest } from './enqueue.js';

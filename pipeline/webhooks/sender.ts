@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
+import { backoffDelay, MAX_RETRY_DELAY_MS, settleSends, startPassLoop } from '../outbox/mod.js';
 import { claim, complete, type Claimed, type Outcome } from './store.js';
 import { newAgents, post, type Attempt } from './send.js';
 import { sign, signingKey } from './sign.js';
@@ -36,18 +37,12 @@ export interface WebhookSender {
   close(): Promise<void>;
 }
 
-const MAX_DELAY_MS = 24 * 3600_000;
 const CLAIM_BATCH = 100;
 /** How long a process keeps off a webhook whose secret it cannot read (another key). */
 const UNREADABLE_MS = 60_000;
 const CLOSE_GRACE_MS = 2_000;
 
 interface Ready { c: Claimed; token: string; key: Buffer }
-
-/** Delay after failed attempt `n` (1-based): base * 4^(n-1), +-20 %, at most a day. */
-export function backoffDelay(baseMs: number, n: number, random = Math.random): number {
-  return Math.min(MAX_DELAY_MS, baseMs * 4 ** (n - 1)) * (0.8 + 0.4 * random());
-}
 
 /** What an attempt's result means for the delivery. */
 export function outcomeOf(c: Claimed, token: string, a: Attempt, o: Pick<SenderOptions, 'attempts' | 'backoffMs'>): Outcome {
@@ -59,7 +54,7 @@ export function outcomeOf(c: Claimed, token: string, a: Attempt, o: Pick<SenderO
     : a.reason;
   if (a.kind === 'refused' || n >= o.attempts) return { id: c.id, token, kind: 'failed', statusCode, error };
   const retryAfter = a.kind === 'response' ? a.retryAfterMs ?? 0 : 0;
-  const delayMs = Math.min(MAX_DELAY_MS, Math.max(backoffDelay(o.backoffMs, n), retryAfter));
+  const delayMs = Math.min(MAX_RETRY_DELAY_MS, Math.max(backoffDelay(o.backoffMs, n), retryAfter));
   return { id: c.id, token, kind: 'retry', statusCode, error, delayMs };
 }
 
@@ -78,18 +73,6 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
   const done: Outcome[] = [];
   const unreadable = new Map<string, number>();
   const leaseMs = o.timeoutMs + 60_000;
-  let closed = false;
-  let nextDue = Infinity;
-  let wakeUp: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  // Set by a wake that came while a pass was running, so the loop does not sleep past it.
-  let kicked = false;
-
-  const wake = () => { kicked = true; const w = wakeUp; wakeUp = undefined; if (timer) clearTimeout(timer); w?.(); };
-  const rest = (ms: number) => (kicked ? Promise.resolve() : new Promise<void>((resolve) => {
-    wakeUp = resolve;
-    timer = setTimeout(wake, Math.max(0, ms));
-  }));
   const bump = (m: Map<string, number>, k: string, by: number) => {
     const n = (m.get(k) ?? 0) + by;
     if (n === 0) m.delete(k); else m.set(k, n);
@@ -108,7 +91,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     }).then((a) => {
       // Cut short by close(): no attempt is counted, another run sends it again.
       const out: Outcome = abort.signal.aborted && a.kind === 'error' ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, a, o);
-      if (out.kind === 'retry') nextDue = Math.min(nextDue, Date.now() + out.delayMs);
+      if (out.kind === 'retry') loop.dueAt(Date.now() + out.delayMs);
       done.push(out);
     }, (err) => {
       o.log.warn('webhook send failed unexpectedly', { err: String(err) });
@@ -118,14 +101,14 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       bump(held, c.webhookId, -1);
       sends.delete(p);
       pump();
-      wake();
+      loop.wake();
     });
     sends.add(p);
   };
 
   /** Starts ready deliveries while slots allow, overall and per webhook, oldest claimed first. */
   const pump = () => {
-    if (closed) return;
+    if (loop.closed) return;
     let kept = 0;
     for (let i = 0; i < ready.length; i++) {
       const r = ready[i]!;
@@ -186,7 +169,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     const limit = Math.min(Math.max(2 * o.concurrency - sends.size - ready.length, 0), CLAIM_BATCH);
     const token = randomBytes(12).toString('base64url');
     let claimed: Promise<Claimed[]> = Promise.resolve([]);
-    if (limit > 0 && !closed) {
+    if (limit > 0 && !loop.closed) {
       const now = Date.now();
       const exclude: string[] = [];
       for (const [w, n] of held) if (n >= 2 * o.perWebhook) exclude.push(w);
@@ -204,34 +187,16 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     return more;
   };
 
-  const loop = (async () => {
-    while (!closed) {
-      kicked = false;
-      let more = false;
-      try { more = await pass(); } catch (err) { o.log.warn('webhook sender pass failed', { err: String(err) }); }
-      if (closed) break;
-      if (more) continue;
-      const now = Date.now();
-      if (nextDue <= now) nextDue = Infinity;
-      await rest(Math.min(o.pollMs, nextDue - now));
-      if (nextDue <= Date.now()) nextDue = Infinity;
-    }
-  })();
+  const loop = startPassLoop({ log: o.log, name: 'webhook sender', pollMs: o.pollMs, pass });
 
   return {
-    notify: wake,
+    notify: loop.wake,
     async close() {
-      if (closed) return;
-      closed = true;
-      wake();
-      await loop;
+      if (loop.closed) return;
+      await loop.stop();
       // Claimed but not started: given back at once.
       for (const r of ready.splice(0)) done.push({ id: r.c.id, token: r.token, kind: 'release' });
-      // Sends in flight get a moment to finish; the rest are cut and given back.
-      const grace = new Promise<void>((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
-      await Promise.race([Promise.allSettled([...sends]), grace]);
-      abort.abort();
-      await Promise.allSettled([...sends]);
+      await settleSends(sends, CLOSE_GRACE_MS, () => abort.abort());
       await flush().catch((err) => o.log.warn('webhook outcomes not written at close; their leases expire and another run sends them again', { err: String(err) }));
       agents.http.destroy();
       agents.https.destroy();
