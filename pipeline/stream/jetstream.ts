@@ -51,7 +51,10 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
 
   const ctx = {
     nc, js: jetstream(nc), log, names, connected: () => connected && !nc.isClosed(),
-    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 1, fetchExpiresMs: 2_000,
+    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 1,
+    // The shortest the server allows for a pull with heartbeats; a stop waits for the open pulls to run
+    // out (one per consumer, in turn), so this bounds how long a stop takes.
+    fetchExpiresMs: 1_000,
   };
   const ingest = jetStreamIngest(ctx, {
     replyTo: `_hw.res.${opts.nodeId ?? randomBytes(8).toString('hex')}`,
