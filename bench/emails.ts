@@ -6,13 +6,13 @@
 // so what is measured is the sender (claim, SMTP exchange over pooled connections, outcome write),
 // not the enqueue. Rate = N / (last outcome - T0). CPU per e-mail is this process's (service and
 // embedded PGlite's thread; not the receiver's).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { arg } from './args.js';
+import { spawnModule } from './child.js';
 import { loadConfig } from '../api/config.js';
 import { createLogger } from '../lib/log.js';
 import { startService } from '../api/service.js';
@@ -28,15 +28,7 @@ await new Promise((r) => s.listen(0, '127.0.0.1', r));
 process.stdout.write(JSON.stringify({ port: s.server.address().port }) + '\\n');
 `;
 
-async function startReceiver() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => { out += c; const nl = out.indexOf('\n'); if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)).port); });
-    child.on('exit', (code) => reject(new Error(`receiver exited (${code})`)));
-  });
-  return { port, stop: () => child.kill('SIGKILL') };
-}
+const startReceiver = async () => { const r = await spawnModule<{ port: number }>(RECEIVER, 'receiver'); return { port: r.info.port, stop: r.stop }; };
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'hw-bench-emails-'));

@@ -20,9 +20,9 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { arg } from './args.js';
 import { cpuSeconds } from './procstat.js';
+import { ROOT, spawnServe } from './child.js';
 import { SDK_FILE, sdkPlugin } from '../cli/project/index.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const IDLE = Number(arg('--idle', '10000'));
 const SPREAD_S = Number(arg('--spread-s', '60'));
 const LOAD = Number(arg('--load', '5000'));
@@ -31,20 +31,7 @@ const mode = process.env.DATABASE_URL && process.env.NATS_URL ? 'postgres+nats' 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-async function startServer() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-x-'));
-  const token = `hwo_${randomBytes(24).toString('base64url')}`;
-  const nodeArgs = (process.env.HEADWATER_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
-    { cwd: ROOT, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}` }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
-    child.stderr!.on('data', (c) => { buf += c; });
-    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
-  });
-  return { url, token, pid: child.pid!, async close() { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); rmSync(dataDir, { recursive: true, force: true }); } };
-}
+const startServer = () => spawnServe({ nodeArgs: (process.env.HEADWATER_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) });
 
 async function api(url: string, method: string, path: string, token: string, body?: unknown) {
   const r = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -133,17 +120,6 @@ async function count(url: string, org: Org, journey: string, status: string, max
     const r = await api(url, 'GET', `/v1/executions?journey=${journey}&status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, org.admin);
     n += r.data.length;
     if (!r.meta.hasMore || n >= max) return n;
-    cursor = r.meta.nextCursor;
-  }
-}
-
-async function allExecutions(url: string, org: Org, journey: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor = '';
-  for (;;) {
-    const r = await api(url, 'GET', `/v1/executions?journey=${journey}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, org.admin);
-    out.push(...r.data);
-    if (!r.meta.hasMore) return out;
     cursor = r.meta.nextCursor;
   }
 }

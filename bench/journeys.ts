@@ -4,18 +4,13 @@
 //   node dist/bench/journeys.js [--mb 32] [--uploads 3] [--versions 50]
 // The server is `node bin/headwater.js serve`, a child process (embedded stores; with DATABASE_URL /
 // NATS_URL set, against those servers). Its RSS is sampled from /proc every 10 ms.
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { arg } from './args.js';
 import { memory } from './procstat.js';
+import { spawnServe } from './child.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MB = Number(arg('--mb', '32'));
 const UPLOADS = Number(arg('--uploads', '3'));
 const VERSIONS = Number(arg('--versions', '50'));
@@ -23,23 +18,7 @@ const VERSIONS = Number(arg('--versions', '50'));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function startServer() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-j-'));
-  const token = `hwo_${randomBytes(24).toString('base64url')}`;
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
-    { cwd: ROOT, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c) => {
-      buf += c;
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(buf);
-      if (m) resolve(m[1]!);
-    });
-    child.stderr!.on('data', (c) => { buf += c; });
-    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
-  });
-  return { url, token, pid: child.pid!, async close() { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); rmSync(dataDir, { recursive: true, force: true }); } };
-}
+const startServer = () => spawnServe();
 
 async function api(url: string, method: string, path: string, token: string, body?: unknown) {
   const r = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -11,13 +11,13 @@
 // is the sender (claim, sign, POST, outcome write), not the enqueue. Rate = N / (last outcome - T0).
 // CPU per delivery is this process's (service, and embedded PGlite's thread; not the receivers'),
 // a figure that depends less on what else the machine runs than the rate does.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { arg } from './args.js';
+import { spawnModule } from './child.js';
 import { loadConfig } from '../api/config.js';
 import { createLogger } from '../lib/log.js';
 import { startService } from '../api/service.js';
@@ -37,15 +37,7 @@ await new Promise((r) => hang.listen(0, '127.0.0.1', r));
 process.stdout.write(JSON.stringify({ fast: fast.address().port, hang: hang.address().port }) + '\\n');
 `;
 
-async function startReceivers() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RECEIVERS], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const ports = await new Promise<{ fast: number; hang: number }>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => { out += c; const nl = out.indexOf('\n'); if (nl !== -1) resolve(JSON.parse(out.slice(0, nl))); });
-    child.on('exit', (code) => reject(new Error(`receivers exited (${code})`)));
-  });
-  return { ports, stop: () => child.kill('SIGKILL') };
-}
+const startReceivers = async () => { const r = await spawnModule<{ fast: number; hang: number }>(RECEIVERS, 'receivers'); return { ports: r.info, stop: r.stop }; };
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'hw-bench-webhooks-'));

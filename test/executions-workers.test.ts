@@ -1,10 +1,7 @@
 // Two processes (serve and `headwater worker`) against one Postgres run each execution exactly once.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type TestServer } from './helpers/server.js';
+import { call, createAppFixture, poll, sleep, startServer, startWorker, uid } from './helpers/server.js';
 import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import { startReceiver } from './helpers/receiver.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
@@ -21,13 +18,7 @@ t.test('two processes against one Postgres run each execution exactly once', { s
   const env = dbEnv(await ownDatabase(t));
   const a = await startServer(flags, { ...env, HEADWATER_STREAM_PREFIX: prefix });
   t.teardown(() => a.close());
-  const { loadConfig } = await import('../api/config.js');
-  const { createLogger } = await import('../lib/log.js');
-  const { runWorker } = await import('../cli/worker.js');
-  const wdir = mkdtempSync(join(tmpdir(), 'hw-exe-worker-'));
-  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, ...env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: prefix });
-  const worker = await runWorker(config, createLogger(config.logLevel));
-  t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
+  await startWorker(t, flags, { ...env, HEADWATER_STREAM_PREFIX: prefix });
   const rcv = await startReceiver(() => ({ status: 200 }));
   t.teardown(() => rcv.close());
   const fx = await createAppFixture(a);

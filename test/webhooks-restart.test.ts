@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, createOrg, poll, sleep } from './helpers/server.js';
+import { startServer, call, createOrg, poll, sleep, startWorker } from './helpers/server.js';
 import { deadPort, startReceiver } from './helpers/receiver.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
 
@@ -52,13 +52,7 @@ t.test('a server and a worker draining one database never send a delivery twice'
   const a = await startServer(flags, env);
   t.teardown(() => a.close());
   // `headwater worker` in this process: its own pool and sender against the same database.
-  const { loadConfig } = await import('../api/config.js');
-  const { createLogger } = await import('../lib/log.js');
-  const { runWorker } = await import('../cli/worker.js');
-  const wdir = mkdtempSync(join(tmpdir(), 'hw-wh-worker-'));
-  const config = loadConfig(['--data-dir', wdir, '--workers', '1', ...flags], { ...process.env, ...env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}` });
-  const worker = await runWorker(config, createLogger(config.logLevel));
-  t.teardown(async () => { await worker.close(); rmSync(wdir, { recursive: true, force: true }); });
+  await startWorker(t, flags, env);
   // Slow answers keep the claims of both senders overlapping.
   const rcv = await startReceiver(() => ({ status: 200, delayMs: 30 }));
   t.teardown(() => rcv.close());

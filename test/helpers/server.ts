@@ -240,3 +240,18 @@ export const identifyCall = (s: TestServer, f: AppFixture, data: Record<string, 
 /** POST /v1/track through the fixture's source, with a fresh messageId unless `data` names one. */
 export const trackCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
   call(s.url, 'POST', '/v1/track', { token, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
+
+/**
+ * `headwater worker` in this test process (its own pools and senders) on the data `env` names, with
+ * `flags` as on its command line; closed, and its scratch directory removed, at the test's end.
+ */
+export async function startWorker(t: { teardown(fn: () => unknown): void }, flags: string[], env: Record<string, string> = {}): Promise<void> {
+  const { loadConfig } = await import('../../api/config.js');
+  const { createLogger } = await import('../../lib/log.js');
+  const { runWorker } = await import('../../cli/worker.js');
+  const dir = mkdtempSync(join(tmpdir(), 'hw-worker-'));
+  const config = loadConfig(['--data-dir', dir, '--workers', '1', ...flags],
+    { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
+  const worker = await runWorker(config, createLogger(config.logLevel));
+  t.teardown(async () => { await worker.close(); rmSync(dir, { recursive: true, force: true }); });
+}

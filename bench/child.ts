@@ -1,0 +1,42 @@
+// Child processes the benches start: `headwater serve` as a user runs it, and small helper
+// programs (receivers) that print one JSON line once they listen. Both are measured from outside,
+// so their CPU is not the bench's own.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Served { url: string; token: string; pid: number; close(): Promise<void> }
+
+/** `headwater serve` on a fresh data directory and port; resolves once it logged its URL. */
+export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<Served> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-'));
+  const token = `hwo_${randomBytes(24).toString('base64url')}`;
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
+    { cwd: ROOT, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}`, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
+    child.stderr!.on('data', (c) => { buf += c; });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
+  });
+  return {
+    url, token, pid: child.pid!,
+    async close() { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); rmSync(dataDir, { recursive: true, force: true }); },
+  };
+}
+
+/** Runs ES module `source` in a child; resolves with the first line it prints, parsed as JSON. */
+export async function spawnModule<T>(source: string, what: string): Promise<{ info: T; stop(): void }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const info = await new Promise<T>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => { out += c; const nl = out.indexOf('\n'); if (nl !== -1) resolve(JSON.parse(out.slice(0, nl)) as T); });
+    child.on('exit', (code) => reject(new Error(`${what} exited (${code})`)));
+  });
+  return { info, stop: () => child.kill('SIGKILL') };
+}
