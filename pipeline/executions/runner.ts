@@ -48,13 +48,21 @@ interface Row {
 }
 
 const RETRY_MAX_MS = 60_000;
+/** Activations in hand per QuickJS thread. */
+const PER_THREAD = 16;
 
 export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
   const pollMs = o.pollMs ?? 250;
-  const capacity = Math.max(1, o.threads) * 16;
-  const pool = new Piscina({ filename: o.taskModule, minThreads: Math.max(1, o.threads), maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+  const capacity = Math.max(1, o.threads) * PER_THREAD;
+  // Several activations per thread: one waiting for a host call (a trait write through the
+  // ingestion path, a profile read) leaves the thread to the others. Each has a QuickJS runtime of
+  // its own, and QuickJS code runs synchronously between awaits, so they never interleave inside it.
+  const pool = new Piscina({
+    filename: o.taskModule, minThreads: Math.max(1, o.threads), maxThreads: Math.max(1, o.threads), idleTimeout: 60_000,
+    concurrentTasksPerWorker: PER_THREAD,
+  });
   const codes = new Map<string, string>();
   const validators = new Map<string, ValidateFunction>();
   const ajv = new Ajv({ allErrors: false, strict: false });
