@@ -8,7 +8,7 @@ import type { EventRecord } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
 import { ConsumerSet, type JsContext } from './js-context.js';
-import { AckedPublisher } from './publisher.js';
+import { AckedPublisher, messageIdOf } from './publisher.js';
 import { DEFAULT_MAX_BATCH, type EventStream } from './types.js';
 
 /** Events per stream message (an insert slices at 10,000 rows, and maxBatch / 20 messages are read at once). */
@@ -29,7 +29,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
       try {
         for (const { data, first, count } of batchMessages(list.map(encodeEvent), EVENTS_PER_MESSAGE, MESSAGE_BYTES, EVENT_BATCH_MARK)) {
           // The same message published again (a retried publish) is stored once.
-          out.push({ subject: names.eventsSubject, data, msgId: `${list[first]!.id}+${count}` });
+          out.push({ subject: names.eventsSubject, data, msgId: messageIdOf(list, first, count) });
         }
       } catch (err) { return Promise.reject(err); }
       return publisher.publish(out);

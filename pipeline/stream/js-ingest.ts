@@ -10,7 +10,7 @@ import type { CallResult, IngestCall } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
 import { ConsumerSet, type JsContext } from './js-context.js';
-import { AckedPublisher, type OutMessage } from './publisher.js';
+import { AckedPublisher, messageIdOf, type OutMessage } from './publisher.js';
 import { DEFAULT_MAX_BATCH, type IngestStream } from './types.js';
 import { createWaiter, deliver, settledWithin, type Waiter } from './waiter.js';
 
@@ -57,7 +57,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
     try {
       for (const [subject, list] of bySubject) {
         for (const { data, first, count } of batchMessages(list.map((c) => encodeIngestCall(c, o.replyTo)), CALLS_PER_MESSAGE, MESSAGE_BYTES)) {
-          out.push({ subject, data, msgId: o.callMsgId ? `${list[first]!.id}+${count}` : undefined });
+          out.push({ subject, data, msgId: o.callMsgId ? messageIdOf(list, first, count) : undefined });
         }
       }
     } catch (err) {

@@ -2,11 +2,26 @@
 // `nc.publish(subject, data, { reply })` and JetStream's PubAck comes back on one per-process
 // wildcard subscription, where it is counted against its publish() call. `js.publish` awaited
 // message by message is client-bound (~23k msg/s here); this reaches the server's limit.
+import { createHash } from 'node:crypto';
 import { createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../../lib/log.js';
 import { StreamUnavailableError } from './errors.js';
 
 export interface OutMessage { subject: string; data: Uint8Array; /** Nats-Msg-Id: JetStream drops a repeat within its window. */ msgId?: string }
+
+/**
+ * Nats-Msg-Id of a message holding the records list[first, first + count) (events or calls): a
+ * digest of every record id in it. JetStream drops, within its duplicate window, any later message
+ * with an id it has seen, whatever that message holds. Records are immutable once their id is
+ * minted (a replayed track re-emits its stored event), so equal ids mean an equal message. An id
+ * made of fewer of them (say the first id and the count) would drop a message whose first event
+ * is a replay and whose other events are new.
+ */
+export function messageIdOf(list: ReadonlyArray<{ id: string }>, first: number, count: number): string {
+  const h = createHash('sha256');
+  for (let i = first; i < first + count; i++) h.update(list[i]!.id).update('\n');
+  return h.digest('base64url').slice(0, 32);
+}
 
 interface Pending { left: number; first: number; count: number; resolve(): void; reject(e: Error): void; timer: NodeJS.Timeout }
 
