@@ -40,6 +40,8 @@ import { Limits } from '../ingest/limits.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
+import { DropCounter } from '../pipeline/drops.js';
+import { reconcileRoutes } from './routes/reconcile.js';
 import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
 import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
@@ -96,6 +98,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     closers.push(() => chStore.close());
     await migrate(pgStore.pool, chStore.client, log);
+    // Closed after everything that adds to it (closers run in reverse).
+    const drops = new DropCounter(pgStore.pool, log);
+    closers.push(() => drops.close());
 
     let nc: NatsConnection | undefined;
     if (config.natsUrl) {
@@ -121,7 +126,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
 
     // The stream: JetStream when NATS_URL is set, else in-process. This process always runs an
     // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
-    const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } }) : createInProcessStreams({ log });
+    const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops }) : createInProcessStreams({ log, drops });
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
@@ -132,11 +137,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
     let runner: Runner | undefined;
     const onLanded = (events: Parameters<typeof onEventsLanded>[1]) =>
       onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events);
-    if (answerBeforeLanding) await recoverLanding(pgStore.pool, chStore.client, log, onLanded);
+    if (answerBeforeLanding) await recoverLanding({ pool: pgStore.pool, ch: chStore.client, log, onLanded, drops });
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded,
+      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded, drops,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);
@@ -194,6 +199,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const bind = createBinder(server, routeDefs, validators);
     healthRoutes(bind, deps, JSON.stringify(loadOpenApi()));
     orgRoutes(bind, deps);
+    reconcileRoutes(bind, deps, onLanded);
     userRoutes(bind);
     appRoutes(bind, deps);
     sourceRoutes(bind, deps);

@@ -15,6 +15,7 @@ commands:
              [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
   dashboard --org ORG_ID     print a dashboard login link with a fresh org:admin session
              [--url URL] [--token T] [--data-dir D]   (as for org create)
+  doctor [--since 24h]       check that every acknowledged event is in the event store (--repair lands missing ones)
   init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
   push [DIR] --app APP_ID    build a journey project and push it to an app
              [--url URL] [--token T] [--json]
@@ -149,6 +150,13 @@ async function main(argv: string[]) {
   if (cmd === 'worker') return worker(argv.slice(1));
   if (cmd === 'org' && sub === 'create') return orgCreate(rest);
   if (cmd === 'dashboard') return dashboard(argv.slice(1));
+  if (cmd === 'doctor') {
+    const { runDoctor } = await import('./doctor.js');
+    process.exitCode = await runDoctor(argv.slice(1), (f) => operatorTarget([
+      ...(f.url ? ['--url', f.url] : []), ...(f.token ? ['--token', f.token] : []), ...(f.dataDir ? ['--data-dir', f.dataDir] : []),
+    ]));
+    return;
+  }
   if (cmd === 'init' || cmd === 'push') {
     const project = await import('./project/index.js');
     process.exitCode = await (cmd === 'init' ? project.runInit : project.runPush)(argv.slice(1));

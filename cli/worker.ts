@@ -10,6 +10,7 @@ import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
+import { DropCounter } from '../pipeline/drops.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { enqueueEmail, startEmailSender } from '../pipeline/email/mod.js';
 import { loadSecrets } from '../api/auth/secrets.js';
@@ -25,13 +26,14 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
-  const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix } });
+  const drops = new DropCounter(pgStore.pool, log);
+  const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops });
   // With a ClickHouse server this process lands events too, and so starts journeys and answers waits.
   const triggers = new TriggerIndex(pgStore.pool);
   let runner: Runner | undefined;
   const engine = startEngine({
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
-    threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log,
+    threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log, drops,
     onLanded: (events) => onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events),
   });
   // Outbound webhook deliveries: the secrets are read with the shared master key (set
@@ -58,6 +60,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
       await nc.drain().catch(() => nc.close());
       await chStore?.close();
       triggers.close();
+      await drops.close();
       await pgStore.close();
     },
   };

@@ -17,6 +17,7 @@ import { isolate } from './isolate.js';
 import type { BatchOutcome, EventRecord, IngestCall } from './types.js';
 import type { TaskFailure } from './types.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
+import type { DropSink } from './drops.js';
 
 export interface EngineOptions {
   ingest: IngestStream;
@@ -53,6 +54,18 @@ export interface EngineOptions {
    * waits): when it throws, the events come again, so it must be idempotent.
    */
   onLanded?: (events: EventRecord[]) => Promise<void>;
+  /** Counts replayed track calls (their re-emitted events collapse in ClickHouse). */
+  drops?: DropSink;
+}
+
+/** Track calls answered 200 with an event: replays whose stored event is emitted again. */
+function replays(calls: IngestCall[], results: BatchOutcome['results']): number {
+  let n = 0;
+  for (let i = 0; i < calls.length; i++) {
+    const r = results[i] as { status: number; data?: { id?: unknown } } | undefined;
+    if (calls[i]!.kind === 'track' && r?.status === 200 && typeof r.data?.id === 'string') n++;
+  }
+  return n;
 }
 
 export interface Engine { close(): Promise<void> }
@@ -70,7 +83,10 @@ export function startEngine(o: EngineOptions): Engine {
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
   const apply = async (calls: IngestCall[]): Promise<BatchOutcome> => {
-    try { return await run.run(calls); } catch (err) { return isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err); }
+    let out: BatchOutcome;
+    try { out = await run.run(calls); } catch (err) { out = await isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err); }
+    if (o.drops) o.drops.add('replayed_events', replays(calls, out.results));
+    return out;
   };
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
   const consumer = o.ingest.consume(async (calls: IngestCall[], info) => {

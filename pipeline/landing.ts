@@ -15,6 +15,7 @@ import { clearOutbox } from './segments/mod.js';
 import { insertEvents } from './store/events.js';
 import type { EventStream } from './stream/mod.js';
 import type { EventRecord } from './types.js';
+import type { DropSink } from './drops.js';
 
 /** A batch of calls being processed, or answered with events not all landed. */
 export interface LandingBatch { readonly since: number }
@@ -146,8 +147,16 @@ export function startLanding(o: LandingOptions): LandingTracker {
  * Lands again every track event stored at or after the checkpoint (a previous run may have answered
  * them and stopped before they reached ClickHouse), with `onLanded` as the writer runs it. Returns how many were landed.
  */
-export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: Logger,
-  onLanded?: (events: EventRecord[]) => Promise<void>): Promise<number> {
+export interface RecoverOptions {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  log: Logger;
+  onLanded?: (events: EventRecord[]) => Promise<void>;
+  drops?: DropSink;
+}
+
+export async function recoverLanding(o: RecoverOptions): Promise<number> {
+  const { pool, ch, log, onLanded } = o;
   const startedAt = Date.now();
   const cp = await pool.query<{ landed_before: string }>('SELECT landed_before FROM event_landing WHERE id = 1');
   // Everything stored before this start is landed once this returns: say so before any batch runs
@@ -177,6 +186,7 @@ export async function recoverLanding(pool: pg.Pool, ch: ClickHouseClient, log: L
     if (r.rows.length < RECOVER_PAGE) break;
   }
   await landed();
+  o.drops?.add('relanded_events', total);
   if (total) log.info('landed events answered before the last stop', { count: total, since: cp.rows[0].landed_before });
   return total;
 }

@@ -656,3 +656,39 @@ export const BatchResultSchema = Type.Union(
   ],
   { title: 'BatchResult', description: '`status` is the HTTP status the call would have had alone.' },
 );
+
+// ---------------------------------------------------------------- reconciliation
+
+export const DropCountSchema = Type.Object(
+  {
+    reason: StringEnum(['duplicate_messages', 'replayed_events', 'abandoned_calls', 'relanded_events'] as const),
+    description: Type.String(),
+    count: Type.Integer({ minimum: 0, description: 'Since the database was created, over every process.' }),
+    firstAt: Nullable(DateTime),
+    lastAt: Nullable(DateTime),
+  },
+  { title: 'DropCount', description: 'What the pipeline dropped or collapsed on purpose, for one reason.' },
+);
+
+export const MissingEventSchema = Type.Object(
+  {
+    orgId: Type.String(), appId: Type.String(), messageId: Type.String(), eventId: Type.String(),
+    profileId: Type.String(), event: Type.String(), storedAt: DateTime,
+  },
+  { title: 'MissingEvent', description: 'An acknowledged track event stored in Postgres and absent from ClickHouse.' },
+);
+
+export const ReconciliationSchema = Type.Object(
+  {
+    since: DateTime,
+    until: DateTime,
+    acknowledged: Type.Integer({ minimum: 0, description: 'Track events acknowledged (stored in Postgres) in the window.' }),
+    landed: Type.Integer({ minimum: 0, description: 'Of those, how many ClickHouse holds.' }),
+    missing: Type.Integer({ minimum: 0, description: 'acknowledged - landed (before any repair).' }),
+    missingEvents: Type.Array(MissingEventSchema, { description: 'The first `limit` missing events, oldest first.' }),
+    collapsed: Type.Integer({ minimum: 0, description: 'Extra copies of those events in ClickHouse (re-emitted, read once with FINAL).' }),
+    repaired: Type.Integer({ minimum: 0, description: 'Missing events landed by this call (`repair: true`).' }),
+    drops: Type.Array(DropCountSchema),
+  },
+  { title: 'Reconciliation' },
+);

@@ -11,7 +11,7 @@ import {
   AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
   DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
-  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
+  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
   SegmentWithCountSchema, SessionSchema, SettingsSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
@@ -730,6 +730,24 @@ export const routes: RouteDef[] = [
       }),
     })),
     ok: { 200: json('The org and its limits.', Data(OrgUpdatedSchema)) },
+  }),
+  route({
+    id: 'eventsReconcile', method: 'POST', path: '/v1/events/reconcile', tag: 'operator', auth: ['operator'],
+    summary: 'Compare acknowledged events with the event store',
+    description: 'Operator token only (`headwater doctor` calls it). Every track event acknowledged in the window ' +
+      '(its answer stored in Postgres between `since` inclusive and `until` exclusive, at most 24 hours apart) is looked up in ' +
+      'ClickHouse by id; the answer counts them, lists the missing ones and says how many extra copies FINAL collapses. ' +
+      '`drops` counts what the pipeline dropped or collapsed on purpose since the database was created. With `repair: true` ' +
+      'the missing events are landed from their stored copies (journey triggers included), as a restart lands events answered before a stop. ' +
+      'Events answered in the last seconds may still be on their way: end the window a minute ago.',
+    body: Body(Type.Object({
+      since: DateTime,
+      until: DateTime,
+      orgId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only this org (default: every org).' })),
+      repair: Type.Optional(Type.Boolean({ default: false })),
+      limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Missing events listed at most.' })),
+    })),
+    ok: { 200: json('The reconciliation of the window.', Data(ReconciliationSchema)) },
   }),
 
   // ------------------------------------------------------------ settings and users

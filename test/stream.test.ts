@@ -320,6 +320,27 @@ t.test('jetstream: a publish the stream refuses (stream gone) rejects with Strea
   t.ok(Date.now() - t0 < 2_500, `rejected in ${Date.now() - t0} ms`);
 });
 
+t.test('jetstream: a message refused as a repeat is counted', async (t) => {
+  if (!natsUp) { t.plan(0, 'no NATS'); return; }
+  const conn = await connect({ servers: '127.0.0.1:4222' });
+  const prefix = 'T' + randomBytes(5).toString('hex');
+  const counted = new Map<string, number>();
+  const s = await createJetStreams({ nc: conn, log, names: { prefix }, drops: { add: (reason, n = 1) => { counted.set(reason, (counted.get(reason) ?? 0) + n); } } });
+  t.teardown(async () => {
+    await s.ingest.close(); await s.events.close();
+    const jsm = await jetstreamManager(conn);
+    const names = streamNames(prefix);
+    await jsm.streams.delete(names.ingestStream).catch(() => undefined);
+    await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+    await conn.close();
+  });
+  const events = [mkEvent(1), mkEvent(2)];
+  await s.events.publish(events);
+  t.same([...counted], [], 'a first publish drops nothing');
+  await s.events.publish(events);
+  t.same([...counted], [['duplicate_messages', 1]], 'the repeat is counted');
+});
+
 t.test('avro round trip of the wire records', async (t) => {
   const call: IngestCall = {
     id: 'call_ü', kind: 'identify', orgId: 'org_1', appId: 'app_1', sourceId: 'src_1', environment: 'development',

@@ -1,6 +1,7 @@
 // Embedded mode (no NATS_URL): the same two streams over in-memory work queues. Not durable across
 // a crash (nothing is in embedded mode), but bounded: a full queue refuses (503) instead of growing.
 import type { Logger } from '../../lib/log.js';
+import type { DropSink } from '../drops.js';
 import type { CallResult, EventRecord, IngestCall } from '../types.js';
 import { StreamUnavailableError } from './errors.js';
 import { DEFAULT_MAX_BATCH, DEFAULT_RESULT_TIMEOUT_MS, type EventStream, type IngestStream } from './types.js';
@@ -14,6 +15,8 @@ export interface InProcessOptions {
   resultTimeoutMs?: number;
   /** Delay before a failed batch is retried, by attempt (default 100 ms doubling up to 5 s). */
   retryDelayMs?: (attempts: number) => number;
+  /** Counts calls skipped because their caller had already been answered 503. */
+  drops?: DropSink;
 }
 
 interface Item<V, R> { value: V; waiter: Waiter<R>; index: number }
@@ -44,6 +47,7 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
       return calls.consume(async (items, redelivered) => {
         // A call whose submitter already gave up (timeout -> 503) is skipped: the caller retries it.
         const live = items.filter((it) => !it.waiter.settled);
+        if (live.length < items.length) opts.drops?.add('abandoned_calls', items.length - live.length);
         if (live.length === 0) return;
         const flags = live.length === items.length ? redelivered : items.flatMap((it, i) => (it.waiter.settled ? [] : [redelivered[i]!]));
         const results = await handler(live.map((it) => it.value), { redelivered: flags });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../lib/log.js';
+import type { DropSink } from '../drops.js';
 import { jetStreamEvents } from './js-events.js';
 import { jetStreamIngest } from './js-ingest.js';
 import { ensureStreams, streamNames } from './setup.js';
@@ -12,6 +13,8 @@ import { DEFAULT_RESULT_TIMEOUT_MS, type EventStream, type IngestStream } from '
 export interface JetStreamOptions {
   nc: NatsConnection;
   log: Logger;
+  /** Counts what the streams drop on purpose (pipeline/drops.ts). */
+  drops?: DropSink;
   /** Names this process's result subject `_hw.res.<nodeId>`; random by default. */
   nodeId?: string;
   resultTimeoutMs?: number;
@@ -55,6 +58,7 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
     // The shortest the server allows for a pull with heartbeats; a stop waits for the open pulls to run
     // out (one per consumer, in turn), so this bounds how long a stop takes.
     fetchExpiresMs: 1_000,
+    drops: opts.drops,
   };
   const ingest = jetStreamIngest(ctx, {
     replyTo: `_hw.res.${opts.nodeId ?? randomBytes(8).toString('hex')}`,

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../lib/log.js';
 import type { StreamNames } from './setup.js';
 import type { Consumer } from './types.js';
+import type { DropSink } from '../drops.js';
 
 export interface JsContext {
   nc: NatsConnection;
@@ -16,6 +17,8 @@ export interface JsContext {
   lingerMs: number;
   /** Lifetime of an idle pull request; also how long a consumer's close() may take. */
   fetchExpiresMs: number;
+  /** Counts messages the stream refused as repeats. */
+  drops?: DropSink;
 }
 
 /** The open consumers of a stream, so that the stream's close() closes (drains) them too. */

@@ -18,7 +18,7 @@ const MESSAGE_BYTES = 256 * 1024;
 
 export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStream {
   const { nc, js, log, names } = ctx;
-  const publisher = new AckedPublisher(nc, log, ctx.pubAckTimeoutMs);
+  const publisher = new AckedPublisher(nc, log, ctx.pubAckTimeoutMs, () => ctx.drops?.add('duplicate_messages'));
   const consumers = new ConsumerSet();
   let closed = false;
   return {

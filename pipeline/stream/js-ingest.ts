@@ -31,7 +31,7 @@ function subjectToken(s: string): string { return /^[A-Za-z0-9_-]+$/.test(s) ? s
 
 export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: () => void): IngestStream {
   const { nc, js, log, names } = ctx;
-  const publisher = new AckedPublisher(nc, log, ctx.pubAckTimeoutMs);
+  const publisher = new AckedPublisher(nc, log, ctx.pubAckTimeoutMs, () => ctx.drops?.add('duplicate_messages'));
   const consumers = new ConsumerSet();
   const submits = new Set<Waiter<CallResult>>();
   const waitingById = new Map<string, { waiter: Waiter<CallResult>; index: number }>();

@@ -36,7 +36,9 @@ export class AckedPublisher {
   private queued: Array<[Pending, OutMessage[]]> = [];
   private scheduled = false;
 
-  constructor(private readonly nc: NatsConnection, private readonly log: Logger, private readonly timeoutMs: number) {
+  /** `onDuplicate` runs for each message the stream acknowledged as a repeat (stored before, not again). */
+  constructor(private readonly nc: NatsConnection, private readonly log: Logger, private readonly timeoutMs: number,
+    private readonly onDuplicate?: () => void) {
     this.prefix = `${createInbox()}.`;
     this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => {
       if (err) { log.warn('puback subscription failed', { err }); return; }
@@ -102,8 +104,9 @@ export class AckedPublisher {
     let reason = 'no responders (is the stream missing?)';
     if (data.length > 0) {
       try {
-        const a = JSON.parse(this.decoder.decode(data)) as { seq?: number; error?: { description?: string } };
+        const a = JSON.parse(this.decoder.decode(data)) as { seq?: number; duplicate?: boolean; error?: { description?: string } };
         ok = typeof a.seq === 'number' && !a.error;
+        if (ok && a.duplicate) this.onDuplicate?.();
         if (!ok) reason = a.error?.description ?? 'unexpected puback';
       } catch { reason = 'unreadable puback'; }
     }
