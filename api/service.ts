@@ -41,6 +41,7 @@ import { createInProcessStreams, createJetStreams, StreamUnavailableError } from
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
 import { DropCounter } from '../pipeline/drops.js';
+import { classifyStoreError } from '../pipeline/store/errors.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
 import { startPeriodic } from '../pipeline/periodic.js';
@@ -70,19 +71,16 @@ export interface Service {
   close(): Promise<void>;
 }
 
-const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
-
-/** Store outages become 503 dependency_unavailable; unique violations 409 conflict. */
+/**
+ * Store outages become 503 dependency_unavailable, values a store cannot hold 422 validation_failed,
+ * unique violations 409 conflict (pipeline/store/errors.ts decides which is which).
+ */
 export function mapError(err: unknown): HttpError | undefined {
-  const e = err as { code?: string; message?: string };
-  if (e && typeof e.code === 'string') {
-    if (UNAVAILABLE.has(e.code)) return new HttpError('dependency_unavailable', 'a store is unavailable');
-    if (e.code === '23505') return new HttpError('conflict', 'already exists');
-  }
   if (err instanceof StreamUnavailableError) return new HttpError('dependency_unavailable', 'the ingestion stream is unavailable; nothing was accepted');
-  if (e?.message && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(e.message)) {
-    return new HttpError('dependency_unavailable', 'a store is unavailable');
-  }
+  const kind = classifyStoreError(err);
+  if (kind === 'outage') return new HttpError('dependency_unavailable', 'a store is unavailable');
+  if (kind === 'unique') return new HttpError('conflict', 'already exists');
+  if (kind === 'bad_data') return new HttpError('validation_failed', `a value cannot be stored: ${(err as Error).message}`);
   return undefined;
 }
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Bind } from '../api/routes/deps.js';
 import { HttpError } from '../api/http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../api/http/server.js';
-import type { ErrorCode } from '../schemas/errors.js';
+import { callError, type ErrorCode } from '../schemas/errors.js';
 import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
 import type { SourceDirectory } from './directory.js';
 import type { Activity } from './activity.js';
@@ -21,8 +21,7 @@ export interface IngestDeps {
   limits: Limits;
 }
 
-const errorResult = (code: ErrorCode, message: string, status: number): CallResult => ({ status, error: { code, message } });
-const OVER_QUOTA = errorResult('over_quota', 'the monthly event quota of this organization is used up', 429);
+const OVER_QUOTA = callError('over_quota', 'the monthly event quota of this organization is used up');
 
 export function ingestRoutes(bind: Bind, d: IngestDeps) {
   const prefix = randomBytes(6).toString('base64url');
@@ -37,7 +36,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
   const build = async (orgId: string, kind: CallKind, sourceId: string, body: any, receivedAt: number): Promise<IngestCall | CallResult> => {
     const src = await d.directory.get(sourceId);
     // Unknown, and another org's, sources are the same answer: ids do not leak across orgs.
-    if (!src || src.orgId !== orgId) return errorResult('not_found', 'source not found', 404);
+    if (!src || src.orgId !== orgId) return callError('not_found', 'source not found');
     // `unset` is the journey runtime's internal member of identify: never taken from a request.
     const { sourceId: _s, type: _t, unset: _u, ...rest } = body;
     return { id: callId(), kind, orgId, appId: src.appId, sourceId, environment: src.environment, receivedAt, body: rest };
@@ -91,13 +90,13 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
       const c = calls[i];
       const kind = c?.type;
       const refused = req.refused?.get(i);
-      if (refused) { out[i] = errorResult('validation_failed', refused, 422); continue; }
-      if (kind !== 'identify' && kind !== 'track') { out[i] = errorResult('validation_failed', `body /data/calls/${i}/type: must be identify or track`, 422); continue; }
+      if (refused) { out[i] = callError('validation_failed', refused); continue; }
+      if (kind !== 'identify' && kind !== 'track') { out[i] = callError('validation_failed', `body /data/calls/${i}/type: must be identify or track`); continue; }
       const { type: _t, ...call } = c;
       const v = d.validators[`${kind}_body`]!;
       const wrapped = { data: { ...call, sourceId } };
       if (!v(wrapped)) {
-        out[i] = errorResult('validation_failed', validationMessage(v, 'body ', (p) => p.replace(/^\/data/, `/data/calls/${i}`)), 422);
+        out[i] = callError('validation_failed', validationMessage(v, 'body ', (p) => p.replace(/^\/data/, `/data/calls/${i}`)));
         continue;
       }
       const built = await build(orgId, kind, sourceId, wrapped.data, receivedAt);

@@ -21,7 +21,8 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
-import { isConcurrencyFailure, jsonLiteral } from './store/postgres.js';
+import { jsonLiteral } from './store/postgres.js';
+import { classifyStoreError } from './store/errors.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
@@ -56,8 +57,8 @@ export class BulkFallback extends Error {}
  * per-call path answers it 422), deadlocks and serialization failures. */
 export function fallsBack(e: unknown): boolean {
   if (e instanceof BulkFallback) return true;
-  const code = (e as { code?: unknown } | null)?.code;
-  return (typeof code === 'string' && code.startsWith('22')) || isConcurrencyFailure(e);
+  const kind = classifyStoreError(e);
+  return kind === 'bad_data' || kind === 'concurrency';
 }
 
 export const QUARANTINED = { status: 'quarantined' };

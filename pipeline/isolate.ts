@@ -8,6 +8,8 @@
 import type pg from 'pg';
 import type { Logger } from '../lib/log.js';
 import type { BatchOutcome, CallResult, IngestCall } from './types.js';
+import { isOutage, sqlState } from './store/errors.js';
+import { callError } from '../schemas/errors.js';
 
 export const CALL_ATTEMPTS = 3;
 const RETRY_MS = 100;
@@ -21,16 +23,10 @@ export interface IsolateOptions {
   log: Logger;
 }
 
-/**
- * SQLSTATE classes of a store that cannot work now, whatever the call: connection (08), resources
- * such as a full disk (53), operator intervention (57), system (58). Such a failure is never one
- * call's fault.
- */
-const OUTAGE = /^(08|53|57|58)/;
-const sqlState = (e: unknown) => { const c = (e as { code?: unknown } | null)?.code; return typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c) ? c : undefined; };
 
 export async function isolate(o: IsolateOptions, calls: IngestCall[], cause: unknown): Promise<BatchOutcome> {
-  if (OUTAGE.test(sqlState(cause) ?? '')) throw cause;
+  // An outage is never one call's fault (store/errors.ts).
+  if (isOutage(cause)) throw cause;
   // Postgres must answer before anything is retried (a closing pool, a server gone: an outage).
   try { await o.pool.query('SELECT 1'); } catch { throw cause; }
   const results: CallResult[] = new Array(calls.length);
@@ -48,7 +44,7 @@ export async function isolate(o: IsolateOptions, calls: IngestCall[], cause: unk
         break;
       } catch (e) {
         err = e;
-        if (OUTAGE.test(sqlState(e) ?? '')) throw e;
+        if (isOutage(e)) throw e;
         if (attempt < CALL_ATTEMPTS) await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
@@ -64,7 +60,7 @@ export async function isolate(o: IsolateOptions, calls: IngestCall[], cause: unk
   for (const { i, err } of failed) {
     const call = calls[i]!;
     o.log.error('call kept as a dead letter', { callId: call.id, orgId: call.orgId, kind: call.kind, err: describe(err) });
-    results[i] = { status: 500, error: { code: 'internal', message: `the call failed ${CALL_ATTEMPTS} times and was not applied; it is kept as dead letter ${call.id}` } };
+    results[i] = callError('internal', `the call failed ${CALL_ATTEMPTS} times and was not applied; it is kept as dead letter ${call.id}`);
   }
   return out;
 }

@@ -4,6 +4,8 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { tx } from './store/postgres.js';
+import { isBadData } from './store/errors.js';
+import { callError } from '../schemas/errors.js';
 import { resolveProfile, profileOut } from './identity.js';
 import { bulkApply, fallsBack, iso, messageKey, messageUses, QUARANTINED, replay, trackEvent, type CallOutcome, type Plan } from './bulk.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
@@ -31,7 +33,6 @@ export interface ProcessContext {
 interface SourceState { archived: boolean; appArchived: boolean }
 
 const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
-const err = (status: number, code: string, message: string): CallResult => ({ status, error: { code, message } });
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
   const identities = ctx.identities;
@@ -72,9 +73,9 @@ async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<B
 
   const sourceError = (call: IngestCall): CallResult | undefined => {
     const src = sources.get(call.sourceId);
-    if (!src) return err(404, 'not_found', 'source not found');
-    if (src.archived) return err(403, 'forbidden', 'the source is archived');
-    if (src.appArchived) return err(403, 'forbidden', 'the app of this source is archived');
+    if (!src) return callError('not_found', 'source not found');
+    if (src.archived) return callError('forbidden', 'the source is archived');
+    if (src.appArchived) return callError('forbidden', 'the app of this source is archived');
     return undefined;
   };
 
@@ -89,11 +90,10 @@ async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<B
       } catch (e) {
         // A value Postgres cannot store (e.g. a NUL character) is this call's fault alone: answer it
         // and keep the batch going. Anything else (a store outage) fails the batch for redelivery.
-        const code = (e as { code?: string }).code;
-        if (typeof code === 'string' && code.startsWith('22')) return { result: err(422, 'validation_failed', `body /data: ${(e as Error).message}`) };
+        if (isBadData(e)) return { result: callError('validation_failed', `body /data: ${(e as Error).message}`) };
         throw e;
       }
-      if (!out.stale || attempt >= 3) return out.stale ? { result: err(503, 'dependency_unavailable', 'catalog changed during processing; retry') } : out;
+      if (!out.stale || attempt >= 3) return out.stale ? { result: callError('dependency_unavailable', 'catalog changed during processing; retry') } : out;
       // The name was classified after the snapshot was taken: judge the call again on a fresh one.
       ctx.snapshots.invalidate(call.orgId);
       snaps.set(call.orgId, (await ctx.snapshots.get(ctx.pool, [call.orgId])).get(call.orgId)!);
@@ -188,11 +188,11 @@ function splitLanes(calls: IngestCall[], lanes: number[][], snaps: Map<string, C
     const snap = snaps.get(call.orgId)!;
     if (call.kind === 'track') {
       const v = checkTrack(snap, call.body as TrackBody, false);
-      return v.kind === 'hold' ? undefined : v.kind === 'reject' ? { reject: err(422, v.code, v.message) } : {};
+      return v.kind === 'hold' ? undefined : v.kind === 'reject' ? { reject: callError(v.code, v.message) } : {};
     }
     const { traits, consent } = splitConsent((call.body as IdentifyBody).traits);
     const v = checkIdentify(snap, traits, false);
-    if (v.kind === 'reject') return { reject: err(422, v.code, v.message) };
+    if (v.kind === 'reject') return { reject: callError(v.code, v.message) };
     return Object.keys(v.held).length ? undefined : { apply: v.apply, consent };
   };
   for (const lane of lanes) {
@@ -259,7 +259,7 @@ async function track(ctx: ProcessContext, snap: CatalogSnapshot, call: IngestCal
       if (!(prior.status === 'quarantined' && call.promoted)) return replay(prior);
     }
     const verdict = checkTrack(snap, body, !!call.promoted);
-    if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
+    if (verdict.kind === 'reject') throw new Rollback({ result: callError(verdict.code, verdict.message) });
     if (verdict.kind === 'hold') {
       const refused = await holdCalls(c, [{ orgId: call.orgId, kind: 'event', name: body.event, call }]);
       if (refused.length) throw new Rollback({ result: QUARANTINED_RESULT, stale: true });
@@ -307,7 +307,7 @@ async function identify(ctx: ProcessContext, snap: CatalogSnapshot, call: Ingest
     }
     const { traits, consent } = splitConsent(body.traits);
     const verdict = checkIdentify(snap, traits, !!call.promoted);
-    if (verdict.kind === 'reject') throw new Rollback({ result: err(422, verdict.code, verdict.message) });
+    if (verdict.kind === 'reject') throw new Rollback({ result: callError(verdict.code, verdict.message) });
     const now = iso(call.receivedAt);
     const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
     let row = profile;

@@ -32,3 +32,8 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+/** A call's error result (an ingestion answer, alone or in a batch): the status comes from the code. */
+export function callError(code: ErrorCode, message: string): { status: number; error: { code: ErrorCode; message: string } } {
+  return { status: ERROR_STATUS[code], error: { code, message } };
+}

@@ -3,6 +3,7 @@
 import { enqueue, newSigningSecret, skipWaiting, toDelivery } from '../../pipeline/webhooks/mod.js';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
+import { isUnique } from '../../pipeline/store/errors.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
@@ -27,7 +28,6 @@ function checkUrl(url: string): void {
   }
 }
 
-const isUnique = (e: unknown) => (e as { code?: string })?.code === '23505';
 const nameTaken = (name: string) => httpError('conflict', `a webhook named "${name}" exists`);
 
 export interface WebhookRouteDeps { notify(): void }

@@ -3,7 +3,8 @@
 // page its own transaction holding its profiles' rows, so ingestion waits at most one page.
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
-import { isConcurrencyFailure, tx } from '../store/postgres.js';
+import { tx } from '../store/postgres.js';
+import { isConcurrencyFailure } from '../store/errors.js';
 import type { EventRecord } from '../types.js';
 import { segmentOf } from './cache.js';
 import { windowStart } from './history.js';

@@ -86,12 +86,6 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   };
 }
 
-/** A deadlock or serialization failure: the transaction was rolled back whole and may run again. */
-export function isConcurrencyFailure(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === '40P01' || code === '40001';
-}
-
 /** Signed 64-bit advisory lock key of a text (Postgres advisory locks take a bigint). */
 export const advisoryKey = (text: string) => createHash('sha1').update(text).digest().readBigInt64BE(0).toString();
 
