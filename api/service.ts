@@ -43,6 +43,7 @@ import { recoverLanding } from '../pipeline/landing.js';
 import { DropCounter } from '../pipeline/drops.js';
 import { classifyStoreError } from '../pipeline/store/errors.js';
 import { reconcileRoutes } from './routes/reconcile.js';
+import { IngestGate } from '../ingest/gate.js';
 import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
 import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
@@ -76,6 +77,7 @@ export interface Service {
  * unique violations 409 conflict (pipeline/store/errors.ts decides which is which).
  */
 export function mapError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
   if (err instanceof StreamUnavailableError) return new HttpError('dependency_unavailable', 'the ingestion stream is unavailable; nothing was accepted');
   const kind = classifyStoreError(err);
   if (kind === 'outage') return new HttpError('dependency_unavailable', 'a store is unavailable');
@@ -205,8 +207,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
     catalogRoutes(bind, deps);
     settingsRoutes(bind, deps);
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
-    ingestRoutes(bind, { directory, stream: streams.ingest, activity, validators, limits });
-    receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: streams.ingest, activity });
+    // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
+    // runner and promote replays submit directly: their work was accepted already.
+    const gate = new IngestGate(streams.ingest, { maxWaitMs: config.ingestMaxWaitMs });
+    ingestRoutes(bind, { directory, stream: gate, activity, validators, limits });
+    receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: gate, activity });
     webhookRoutes(bind, deps, webhookSender);
     emailRoutes(bind, deps, emailSender);
     artifactRoutes(bind, deps);
@@ -215,7 +220,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     executionRoutes(bind, deps);
     writeKeyRoutes(bind, deps, writeKeys);
     segmentIngestRoutes(bind, {
-      keys: writeKeys, stream: streams.ingest, activity, limits, validators, pool: pgStore.pool, log,
+      keys: writeKeys, stream: gate, activity, limits, validators, pool: pgStore.pool, log,
       corsOrigins: config.segmentCorsOrigins, mapError,
     });
 

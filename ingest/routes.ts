@@ -10,8 +10,8 @@ import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
 import type { SourceDirectory } from './directory.js';
 import type { Activity } from './activity.js';
 import type { Limits } from './limits.js';
+import type { Submitter } from './gate.js';
 
-export interface Submitter { submit(calls: IngestCall[]): Promise<CallResult[]> }
 
 export interface IngestDeps {
   directory: SourceDirectory;
@@ -67,7 +67,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     if (!('kind' in call)) return toReply(call);
     const quotaLeft = await admit(req, orgId, 1);
     if (kind === 'track' && quotaLeft < 1) return toReply(OVER_QUOTA);
-    const [result] = await d.stream.submit([call]);
+    const [result] = await d.stream.submit([call], { abandoned: () => req.aborted === true });
     settle([call], [result!]);
     return toReply(result!);
   };
@@ -106,7 +106,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
       slots.push(i);
     }
     if (pending.length) {
-      const results = await d.stream.submit(pending);
+      const results = await d.stream.submit(pending, { abandoned: () => req.aborted === true });
       settle(pending, results);
       slots.forEach((slot, k) => { out[slot] = results[k]!; });
     }

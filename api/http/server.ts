@@ -44,6 +44,8 @@ export interface Req {
   principal: Principal;
   /** Items of the route's `items` array refused for unstorable strings: index -> message. */
   refused?: Map<number, string>;
+  /** Set once the client went away before its answer (nobody will read it). */
+  aborted?: boolean;
 }
 
 export interface Reply {
@@ -231,7 +233,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const release = () => { if (!released) { released = true; inFlight--; } };
     // A client that vanishes before its body is complete leaves no handler running: release now,
     // or graceful shutdown would wait for it. Once the handler runs, it releases when it ends.
-    ex.onAborted(() => { if (!complete) release(); });
+    ex.onAborted(() => { req.aborted = true; if (!complete) release(); });
     const finish = (p: Promise<Reply>) => {
       complete = true;
       p.then((reply) => send(ex, requestId, reply), (err) => sendError(ex, requestId, err)).finally(release);
@@ -257,7 +259,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       let over = false;
       const body = new BodyQueue({ pause: () => ex.pause(), resume: () => ex.resume() }, opts.spillDir);
       req.stream = body;
-      ex.onAborted(() => { body.fail(new HttpError('malformed_request', 'the client closed the request')); });
+      ex.onAborted(() => { req.aborted = true; body.fail(new HttpError('malformed_request', 'the client closed the request')); });
       ex.onData((chunk, isLast) => {
         if (over) return;
         size += chunk.byteLength;

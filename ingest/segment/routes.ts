@@ -10,7 +10,7 @@ import type { HttpError } from '../../api/http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../../api/http/server.js';
 import type { Logger } from '../../lib/log.js';
 import type { IngestCall } from '../../pipeline/types.js';
-import type { Submitter } from '../routes.js';
+import type { Submitter } from '../gate.js';
 import type { Activity } from '../activity.js';
 import type { Limits } from '../limits.js';
 import { WRITE_KEY_PREFIX, type WriteKeyInfo, type WriteKeys } from './keys.js';
@@ -113,7 +113,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     }
 
     if (pending.length) {
-      const results = await d.stream.submit(pending);
+      const results = await d.stream.submit(pending, { abandoned: () => req.aborted === true });
       let counted = 0;
       let unavailable = false;
       for (let i = 0; i < pending.length; i++) {
@@ -141,7 +141,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
       return await fn(req, h);
     } catch (err) {
       const mapped = d.mapError(err);
-      if (mapped) return refused(mapped.status, mapped.code, mapped.message, h);
+      if (mapped) return refused(mapped.status, mapped.code, mapped.message, mapped.headers ? { ...h, ...mapped.headers } : h);
       d.log.error('segment route failed', { err: err instanceof Error ? err : new Error(String(err)) });
       return refused(500, 'internal', 'internal error', h);
     }

@@ -32,12 +32,13 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
   let ingestClosed = false;
 
   const ingest: IngestStream = {
-    submit(batch) {
+    submit(batch, so) {
       if (batch.length === 0) return Promise.resolve([]);
       if (ingestClosed) return Promise.reject(new StreamUnavailableError('the ingestion stream is closed'));
       const { waiter, promise } = createWaiter<CallResult>(batch.length, submits, {
         timeoutMs: resultTimeoutMs, onTimeout: () => new StreamUnavailableError('no result from the ingestion workers in time'),
       });
+      waiter.abandoned = so?.abandoned;
       if (!calls.push(batch.map((value, index) => ({ value, waiter, index })))) {
         waiter.reject(new StreamUnavailableError('the ingestion queue is full'));
       }
@@ -45,7 +46,9 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
     },
     consume(handler, o) {
       return calls.consume(async (items, redelivered) => {
-        // A call whose submitter already gave up (timeout -> 503) is skipped: the caller retries it.
+        // A call whose submitter already gave up (timeout -> 503) or went away is skipped: nobody was
+        // answered, so the caller sends it again.
+        for (const it of items) if (!it.waiter.settled && it.waiter.abandoned?.()) it.waiter.reject(new StreamUnavailableError('the caller went away'));
         const live = items.filter((it) => !it.waiter.settled);
         if (live.length < items.length) opts.drops?.add('abandoned_calls', items.length - live.length);
         if (live.length === 0) return;

@@ -29,13 +29,22 @@ export interface IngestBatchInfo {
 export type IngestHandler = (calls: IngestCall[], info: IngestBatchInfo) => Promise<CallResult[]>;
 export type EventHandler = (events: EventRecord[]) => Promise<void>;
 
+export interface SubmitOptions {
+  /**
+   * True once nobody waits for the results any more (the HTTP client went away). In-process,
+   * calls not yet taken by a worker are then skipped and their submit rejects; on JetStream they
+   * are published at once and processed anyway.
+   */
+  abandoned?: () => boolean;
+}
+
 export interface IngestStream {
   /**
    * Durably publishes the calls and resolves with one CallResult per call, in order, once a worker
    * processed them. Rejects with StreamUnavailableError when the stream cannot durably accept them
    * or no result arrives within `resultTimeoutMs` (default 30 s).
    */
-  submit(calls: IngestCall[]): Promise<CallResult[]>;
+  submit(calls: IngestCall[], o?: SubmitOptions): Promise<CallResult[]>;
   /**
    * Worker side: a long-lived consumer handing bounded batches to `handler`, which returns one
    * CallResult per call. Results go back to the submitter, then the batch is acknowledged; when the

@@ -4,6 +4,8 @@ export interface Waiter<R> {
   results: R[];
   remaining: number;
   settled: boolean;
+  /** Nobody waits for the results any more (set by the submitter). */
+  abandoned?: () => boolean;
   resolve(v: R[]): void;
   reject(e: Error): void;
 }
