@@ -46,6 +46,7 @@ export interface Config {
   segmentPreviewCap: number;
   eventLingerMs: number;
   ingestMaxWaitMs: number;
+  metricsPort?: number;
   frontEnd: FrontEndMode;
   segmentCorsOrigins: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -95,6 +96,7 @@ export const OPTIONS: Opt[] = [
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
   { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: '250', kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging' },
   { key: 'ingestMaxWaitMs', flag: '--ingest-max-wait-ms', env: 'HEADWATER_INGEST_MAX_WAIT_MS', def: '1000', kind: 'int', help: 'while the oldest write waiting for the ingestion workers has waited longer than this, new writes are answered 503 with Retry-After at once (shed load instead of answering slowly), milliseconds' },
+  { key: 'metricsPort', flag: '--metrics-port', env: 'HEADWATER_METRICS_PORT', def: undefined, kind: 'int', help: 'also serve GET /metrics without a credential on this port (bind it to a private network); unset: only GET /metrics on the main port with the operator token' },
   { key: 'frontEnd', flag: '--front-end', env: 'HEADWATER_FRONT_END', def: 'auto', kind: 'string', help: 'HTTP front end: auto (the first uWebSockets.js build that loads on this Node and libc, else node:http with a warning) | uws (refuse to start without uWS) | node (node:http, skipping uWS)' },
   { key: 'segmentCorsOrigins', flag: '--segment-cors-origins', env: 'HEADWATER_SEGMENT_CORS_ORIGINS', def: '*', kind: 'string', help: 'origins allowed to call /segment/v1 from a browser: * (any) or a comma-separated list like https://shop.example,https://www.example' },
   { key: 'logLevel', flag: '--log-level', env: 'HEADWATER_LOG_LEVEL', def: 'info', kind: 'string', help: 'debug | info | warn | error | silent' },

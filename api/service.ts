@@ -44,6 +44,8 @@ import { DropCounter } from '../pipeline/drops.js';
 import { classifyStoreError } from '../pipeline/store/errors.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import { IngestGate } from '../ingest/gate.js';
+import { ServiceMetrics } from './metrics.js';
+import { startMetricsServer } from './metrics-server.js';
 import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
 import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
@@ -101,6 +103,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Closed after everything that adds to it (closers run in reverse).
     const drops = new DropCounter(pgStore.pool, log);
     closers.push(() => drops.close());
+    const metrics = new ServiceMetrics();
 
     let nc: NatsConnection | undefined;
     if (config.natsUrl) {
@@ -141,7 +144,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded, drops,
+      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);
@@ -194,6 +197,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError, spillDir,
       authenticate: (a, r) => auth.authenticate(a, r),
       site: loadStaticSite(DASHBOARD_DIR),
+      observe: metrics.observeHttp,
     });
     const validators = loadValidators() as Record<string, Validate>;
     const bind = createBinder(server, routeDefs, validators);
@@ -209,7 +213,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
     // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
     // runner and promote replays submit directly: their work was accepted already.
-    const gate = new IngestGate(streams.ingest, { maxWaitMs: config.ingestMaxWaitMs });
+    const gate = new IngestGate(streams.ingest, { maxWaitMs: config.ingestMaxWaitMs, observe: metrics.observeCalls });
+    metrics.attach({
+      pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
+      workers: () => engine.stats(), drops: drops.totals,
+    });
+    bind('GET', '/metrics', async () => ({ raw: await metrics.text(), contentType: metrics.contentType }));
+    if (config.metricsPort !== undefined) {
+      const ms = await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType });
+      closers.push(() => ms.close());
+    }
     ingestRoutes(bind, { directory, stream: gate, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: gate, activity });
     webhookRoutes(bind, deps, webhookSender);

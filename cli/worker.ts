@@ -11,6 +11,8 @@ import { migrate } from '../pipeline/store/migrations.js';
 import { createJetStreams } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { DropCounter } from '../pipeline/drops.js';
+import { ServiceMetrics } from '../api/metrics.js';
+import { startMetricsServer } from '../api/metrics-server.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { enqueueEmail, startEmailSender } from '../pipeline/email/mod.js';
 import { loadSecrets } from '../api/auth/secrets.js';
@@ -27,13 +29,14 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
   const drops = new DropCounter(pgStore.pool, log);
+  const metrics = new ServiceMetrics();
   const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops });
   // With a ClickHouse server this process lands events too, and so starts journeys and answers waits.
   const triggers = new TriggerIndex(pgStore.pool);
   let runner: Runner | undefined;
   const engine = startEngine({
     ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
-    threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log, drops,
+    threads: config.workers, workerModule: INGEST_TASK, ch: chStore?.client, log, drops, observe: metrics.engine,
     onLanded: (events) => onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events),
   });
   // Outbound webhook deliveries: the secrets are read with the shared master key (set
@@ -48,9 +51,15 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
     sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
   });
   const journeyRunner = runner;
+  metrics.attach({ pool: pgStore.pool, ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(), workers: () => engine.stats(), drops: drops.totals });
+  // A worker has no HTTP front end: its metrics are served only on the metrics port.
+  const metricsServer = config.metricsPort !== undefined
+    ? await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType })
+    : undefined;
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
   return {
     async close() {
+      await metricsServer?.close();
       await journeyRunner.close();
       await sender.close();
       await emailSender.close();

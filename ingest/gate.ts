@@ -18,6 +18,8 @@ export interface GateOptions {
   maxCalls?: number;
   /** Seconds a refused client is told to wait; default 1. */
   retryAfterS?: number;
+  /** Told of every answered submit (calls and their results) and of refused ones (results undefined). */
+  observe?: (calls: IngestCall[], results: CallResult[] | undefined) => void;
 }
 
 interface Open { at: number; n: number }
@@ -29,10 +31,10 @@ export class IngestGate implements Submitter {
   /** Submits waiting for results, oldest first (a Set keeps insertion order). */
   private readonly open = new Set<Open>();
   private waiting = 0;
-  /** Requests refused so far (for metrics). */
-  refused = 0;
+  private readonly observe?: GateOptions['observe'];
 
   constructor(private readonly stream: Submitter, o: GateOptions = {}) {
+    this.observe = o.observe;
     this.maxWaitMs = o.maxWaitMs ?? 1_000;
     this.maxCalls = o.maxCalls ?? 20_000;
     this.retryAfter = String(o.retryAfterS ?? 1);
@@ -48,7 +50,7 @@ export class IngestGate implements Submitter {
     const now = Date.now();
     const b = this.backlog(now);
     if (b.oldestMs > this.maxWaitMs || (this.waiting > 0 && b.calls + calls.length > this.maxCalls)) {
-      this.refused++;
+      this.observe?.(calls, undefined);
       return Promise.reject(new HttpError('dependency_unavailable',
         `ingestion is behind (${b.calls} calls waiting, the oldest for ${b.oldestMs} ms); nothing was accepted, retry after ${this.retryAfter} s`,
         { 'retry-after': this.retryAfter }));
@@ -58,7 +60,7 @@ export class IngestGate implements Submitter {
     this.waiting += calls.length;
     const done = () => { this.open.delete(entry); this.waiting -= entry.n; };
     const p = this.stream.submit(calls, o);
-    p.then(done, done);
+    p.then((results) => { done(); this.observe?.(calls, results); }, done);
     return p;
   }
 }

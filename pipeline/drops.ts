@@ -22,6 +22,8 @@ export interface DropSink { add(reason: DropReason, n?: number): void }
 
 export class DropCounter implements DropSink {
   private pending = new Map<DropReason, number>();
+  /** Everything this process added since it started (for metrics). */
+  readonly totals = new Map<DropReason, number>();
   private readonly periodic: Periodic;
 
   constructor(private readonly pool: pg.Pool, private readonly log: Logger, intervalMs = 5_000) {
@@ -29,7 +31,9 @@ export class DropCounter implements DropSink {
   }
 
   add(reason: DropReason, n = 1): void {
-    if (n > 0) this.pending.set(reason, (this.pending.get(reason) ?? 0) + n);
+    if (n <= 0) return;
+    this.pending.set(reason, (this.pending.get(reason) ?? 0) + n);
+    this.totals.set(reason, (this.totals.get(reason) ?? 0) + n);
   }
 
   /** Stores what was added since the last flush; on failure it is kept for the next one. */
@@ -43,7 +47,7 @@ export class DropCounter implements DropSink {
          ON CONFLICT (reason) DO UPDATE SET count = drop_counts.count + EXCLUDED.count, last_at = now()`,
         [[...taken.keys()], [...taken.values()]]);
     } catch (err) {
-      for (const [k, v] of taken) this.add(k, v);
+      for (const [k, v] of taken) this.pending.set(k, (this.pending.get(k) ?? 0) + v);
       throw err;
     }
   }

@@ -56,7 +56,17 @@ export interface EngineOptions {
   onLanded?: (events: EventRecord[]) => Promise<void>;
   /** Counts replayed track calls (their re-emitted events collapse in ClickHouse). */
   drops?: DropSink;
+  /** Told how long each batch and each ClickHouse insert took (for metrics). */
+  observe?: EngineObserver;
 }
+
+export interface EngineObserver {
+  batch(seconds: number, calls: number): void;
+  insert(seconds: number, events: number): void;
+}
+
+/** The worker pool's state: threads, the share of their time busy (0-1), batches waiting for one. */
+export interface PoolStats { threads: number; utilization: number; queued: number }
 
 /** Track calls answered 200 with an event: replays whose stored event is emitted again. */
 function replays(calls: IngestCall[], results: BatchOutcome['results']): number {
@@ -68,7 +78,7 @@ function replays(calls: IngestCall[], results: BatchOutcome['results']): number 
   return n;
 }
 
-export interface Engine { close(): Promise<void> }
+export interface Engine { stats(): PoolStats; close(): Promise<void> }
 
 export function startEngine(o: EngineOptions): Engine {
   const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
@@ -76,7 +86,9 @@ export function startEngine(o: EngineOptions): Engine {
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
   const writer = o.ch ? o.events.consume(async (events) => {
+    const t0 = performance.now();
     await insertEvents(o.ch!, events);
+    o.observe?.insert((performance.now() - t0) / 1000, events.length);
     if (o.onLanded) await o.onLanded(events);
   }, { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
@@ -84,8 +96,10 @@ export function startEngine(o: EngineOptions): Engine {
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
   const apply = async (calls: IngestCall[]): Promise<BatchOutcome> => {
     let out: BatchOutcome;
+    const t0 = performance.now();
     try { out = await run.run(calls); } catch (err) { out = await isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err); }
     if (o.drops) o.drops.add('replayed_events', replays(calls, out.results));
+    o.observe?.batch((performance.now() - t0) / 1000, calls.length);
     return out;
   };
   // One batch in flight per Piscina thread (inline: one, since the connection is shared).
@@ -107,6 +121,7 @@ export function startEngine(o: EngineOptions): Engine {
   }, { maxInFlight: o.inline ? 1 : o.threads });
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log });
   return {
+    stats: () => run.stats(),
     async close() {
       await relay.close();
       await consumer.close();
@@ -117,7 +132,7 @@ export function startEngine(o: EngineOptions): Engine {
   };
 }
 
-interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; close(): Promise<void> }
+interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; stats(): PoolStats; close(): Promise<void> }
 
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
@@ -125,8 +140,14 @@ function inlineRunner(pool: pg.Pool): Runner {
   // Identifier owners learned here stay usable while their org's identity version holds
   // (fast-track.ts checks it in the writing statement).
   const identities = new IdentityCache();
+  let busy = 0;
   return {
-    run: (calls) => processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls),
+    // One batch at a time on this thread: busy or not.
+    stats: () => ({ threads: 1, utilization: busy, queued: 0 }),
+    run: async (calls) => {
+      busy = 1;
+      try { return await processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls); } finally { busy = 0; }
+    },
     close: async () => identities.close(),
   };
 }
@@ -138,6 +159,7 @@ function piscinaRunner(o: EngineOptions): Runner {
     minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
   });
   return {
+    stats: () => ({ threads: pool.threads.length, utilization: pool.utilization, queued: pool.queueSize }),
     async run(calls) {
       const out = await pool.run(calls) as BatchOutcome | TaskFailure;
       if ('failed' in out) throw Object.assign(new Error(out.failed.message), out.failed.code ? { code: out.failed.code } : {});

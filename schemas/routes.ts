@@ -212,6 +212,16 @@ export const routes: RouteDef[] = [
     ok: { 200: json('The OpenAPI 3.1 document describing this contract.', AnyObject()) },
   }),
 
+  route({
+    id: 'metrics', method: 'GET', path: '/metrics', tag: 'operator', auth: ['operator'],
+    summary: 'Prometheus metrics of this process',
+    description: 'Prometheus text exposition format (prom-client). Operator token only; with `HEADWATER_METRICS_PORT` set, ' +
+      'the same text is also served without a credential on that port (`headwater worker` processes serve theirs only there). ' +
+      'Request rates and latencies per route, calls by outcome, the ingestion backlog and refusals, stream lag, worker-pool ' +
+      'utilization, batch and insert latencies, Postgres pool waits, runner and outbox backlogs, purposeful drops. docs/scaling.md says which to watch.',
+    ok: { 200: text('Metrics in the Prometheus text format.') },
+  }),
+
   // ------------------------------------------------------------ ingestion
   route({
     id: 'identify', method: 'POST', path: '/v1/identify', tag: 'ingestion', auth: ['apiKey'],

@@ -104,6 +104,8 @@ export interface HttpServerOptions {
   mapError?: (err: unknown) => HttpError | undefined;
   /** The dashboard's static files, answered for GET / HEAD under /ui (not JSON API routes). */
   site?: StaticSite;
+  /** Told of every answer of a matched route: its path template, method, status and duration. */
+  observe?: (route: string, method: string, status: number, seconds: number) => void;
 }
 
 /** The `validation_failed` message of a failed validator: where, the JSON pointer of the offending
@@ -217,6 +219,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return;
     }
     const route = m.value;
+    if (opts.observe) {
+      const observe = opts.observe;
+      const t0 = performance.now();
+      const respond = ex.respond.bind(ex);
+      ex.respond = (a) => { respond(a); observe(route.path, method, a.status, (performance.now() - t0) / 1000); };
+    }
     // Headers are read now: uWS frees the request when this call returns.
     const authorization = ex.header('authorization');
     const contentType = ex.header('content-type');

@@ -63,6 +63,7 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
       }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
     },
     healthy: () => !ingestClosed,
+    lag: async () => calls.lag(),
     async close() {
       if (ingestClosed) return;
       ingestClosed = true;
@@ -93,6 +94,7 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
         for (const it of items) deliver(it.waiter, it.index, true);
       }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1, o?.lingerMs ?? 0);
     },
+    lag: async () => queued.lag(),
     async close() {
       if (eventsClosed) return;
       eventsClosed = true;

@@ -38,7 +38,8 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
   const { nc } = opts;
   const log = opts.log.child({ component: 'stream', mode: 'jetstream' });
   const names = streamNames(opts.names?.prefix);
-  await ensureStreams(await jetstreamManager(nc), names);
+  const jsm = await jetstreamManager(nc);
+  await ensureStreams(jsm, names);
 
   let connected = !nc.isClosed();
   const status = nc.status();
@@ -53,7 +54,7 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
   const onClosed = () => { if (--open === 0) (status as { stop?: () => void }).stop?.(); };
 
   const ctx = {
-    nc, js: jetstream(nc), log, names, connected: () => connected && !nc.isClosed(),
+    nc, js: jetstream(nc), jsm, log, names, connected: () => connected && !nc.isClosed(),
     pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 1,
     // The shortest the server allows for a pull with heartbeats; a stop waits for the open pulls to run
     // out (one per consumer, in turn), so this bounds how long a stop takes.

@@ -1,14 +1,15 @@
 // What the JetStream ingest and event streams of one process share.
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../lib/log.js';
 import type { StreamNames } from './setup.js';
-import type { Consumer } from './types.js';
+import type { Consumer, StreamLag } from './types.js';
 import type { DropSink } from '../drops.js';
 
 export interface JsContext {
   nc: NatsConnection;
   js: JetStreamClient;
+  jsm: JetStreamManager;
   log: Logger;
   names: StreamNames;
   /** False between a disconnect and the reconnect. */
@@ -19,6 +20,13 @@ export interface JsContext {
   fetchExpiresMs: number;
   /** Counts messages the stream refused as repeats. */
   drops?: DropSink;
+}
+
+/** A work-queue stream holds only unacknowledged messages: their count and the oldest one's age. */
+export async function streamLag(ctx: JsContext, stream: string): Promise<StreamLag> {
+  const info = await ctx.jsm.streams.info(stream);
+  const first = Date.parse(info.state.first_ts);
+  return { pending: info.state.messages, oldestMs: info.state.messages > 0 && Number.isFinite(first) ? Math.max(0, Date.now() - first) : 0 };
 }
 
 /** The open consumers of a stream, so that the stream's close() closes (drains) them too. */

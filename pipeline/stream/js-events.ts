@@ -7,7 +7,7 @@ import { batchMessages, decodeEvents, encodeEvent, EVENT_BATCH_MARK } from '../.
 import type { EventRecord } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
-import { ConsumerSet, type JsContext } from './js-context.js';
+import { ConsumerSet, streamLag, type JsContext } from './js-context.js';
 import { AckedPublisher, messageIdOf } from './publisher.js';
 import { DEFAULT_MAX_BATCH, type EventStream } from './types.js';
 
@@ -51,6 +51,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
         },
       }));
     },
+    lag: () => streamLag(ctx, names.eventsStream),
     async close() {
       if (closed) return;
       closed = true;

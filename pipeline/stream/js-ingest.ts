@@ -9,7 +9,7 @@ import { batchMessages, decodeCallResults, decodeIngestCalls, encodeCallResults,
 import type { CallResult, IngestCall } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
-import { ConsumerSet, type JsContext } from './js-context.js';
+import { ConsumerSet, streamLag, type JsContext } from './js-context.js';
 import { AckedPublisher, messageIdOf, type OutMessage } from './publisher.js';
 import { DEFAULT_MAX_BATCH, type IngestStream } from './types.js';
 import { createWaiter, deliver, settledWithin, type Waiter } from './waiter.js';
@@ -140,6 +140,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
     },
 
     healthy: () => !closed && ctx.connected() && !nc.isClosed(),
+    lag: () => streamLag(ctx, names.ingestStream),
 
     async close() {
       if (closed) return;

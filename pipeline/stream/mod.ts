@@ -7,4 +7,4 @@ export type { JetStreamOptions } from './jetstream.js';
 export { StreamUnavailableError } from './errors.js';
 export { streamNames } from './setup.js';
 export type { StreamNames } from './setup.js';
-export type { SubmitOptions, IngestStream, EventStream, IngestHandler, IngestBatchInfo, EventHandler, ConsumeOptions, Consumer } from './types.js';
+export type { SubmitOptions, StreamLag, IngestStream, EventStream, IngestHandler, IngestBatchInfo, EventHandler, ConsumeOptions, Consumer } from './types.js';

@@ -38,6 +38,9 @@ export interface SubmitOptions {
   abandoned?: () => boolean;
 }
 
+/** What waits in a stream: messages not yet acknowledged, and the age of the oldest (ms). */
+export interface StreamLag { pending: number; oldestMs: number }
+
 export interface IngestStream {
   /**
    * Durably publishes the calls and resolves with one CallResult per call, in order, once a worker
@@ -53,6 +56,8 @@ export interface IngestStream {
   consume(handler: IngestHandler, opts?: ConsumeOptions): Consumer;
   /** False when the underlying connection is down. */
   healthy(): boolean;
+  /** Calls waiting in the stream (for metrics). */
+  lag(): Promise<StreamLag>;
   close(): Promise<void>;
 }
 
@@ -61,6 +66,8 @@ export interface EventStream {
   publish(events: EventRecord[]): Promise<void>;
   /** Acknowledges only after `handler` resolved; when it throws, the events come again after a backoff. */
   consume(handler: EventHandler, opts?: ConsumeOptions): Consumer;
+  /** Events waiting in the stream (for metrics). */
+  lag(): Promise<StreamLag>;
   close(): Promise<void>;
 }
 

@@ -48,6 +48,13 @@ export class WorkQueue<T> {
     return true;
   }
 
+  /** Items queued or in flight, and how long the oldest queued one has waited (ms). */
+  lag(now = Date.now()): { pending: number; oldestMs: number } {
+    let oldest = this.head < this.queue.length ? this.queue[this.head]!.at : now;
+    for (const d of this.retry) if (d.at < oldest) oldest = d.at;
+    return { pending: this.pending, oldestMs: now - oldest };
+  }
+
   consume(handler: QueueConsumer<T>['handler'], maxBatch: number, maxInFlight: number, lingerMs = 0): { close(): Promise<void> } {
     const c: QueueConsumer<T> = { handler, maxBatch: Math.max(1, maxBatch), maxInFlight: Math.max(1, maxInFlight), lingerMs: Math.max(0, lingerMs), inFlight: 0, running: new Set() };
     this.consumers.add(c);
