@@ -125,3 +125,30 @@ export function fdKinds(pid: number): Record<string, number> | undefined {
   }
   return out;
 }
+
+/**
+ * CPU seconds of the Postgres processes that work for `databases`, by pid: client backends whose
+ * command line names one of them, and the server's shared processes (postmaster, checkpointer,
+ * WAL writer, background writer, autovacuum). Backends of other databases (other work on a shared
+ * server) are left out. Without `databases`, every postgres process.
+ */
+export function cpuOfPostgres(databases?: string[]): Map<number, number> {
+  const all = cpuOfNamed(['postgres']);
+  if (!databases?.length) return all;
+  const out = new Map<number, number>();
+  for (const [pid, cpu] of all) {
+    let cmd = '';
+    try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(); } catch { continue; }
+    // A client backend: "postgres: 15/main: USER DB 127.0.0.1(port) STATE" (or [local]).
+    const client = /\d+\.\d+\.\d+\.\d+\(\d+\)|\[local\]|::1\(\d+\)/.test(cmd);
+    if (!client || databases.some((d) => cmd.includes(` ${d} `))) out.set(pid, cpu);
+  }
+  return out;
+}
+
+/** CPU seconds of the given pids (those still running). */
+export function cpuOfPids(pids: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of pids) { const c = cpuSeconds(pid); if (c !== undefined) out.set(pid, c); }
+  return out;
+}

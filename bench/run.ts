@@ -14,6 +14,20 @@
 // identify-heavy load (a new anonymousId per call: every call creates a profile) on headwater.
 // Prints a table, the ratios, PASS/FAIL per target, and writes bench/results/latest.json.
 //
+// Batch scenarios (issue 22): SDK-shaped `POST /v1/batch` load, 20 calls per request, on each
+// headwater mode and on fastify-pg-batch (bench/fastify-pg-batch.ts: Fastify + pg, one transaction
+// per request, a multi-row event INSERT ... ON CONFLICT DO NOTHING and a multi-row profile upsert):
+//   batch20-users1000  track calls, userId among --users (1,000)
+//   batch20-newusers   track calls, a new userId per call (every call creates a profile)
+//   batch20-replay     the bodies of batch20-users1000's measured run again: every messageId stored
+//   batch20-mix        1 identify per 4 track calls, userId among --users
+// Reported per scenario: calls/s (per-call 2xx statuses in the 200 answers), CPU us per call of the
+// server, Postgres (backends of the bench's databases + shared background processes) and NATS,
+// p50/p99, requests over 1 s and 2 s, the ratio to the baseline; PASS/FAIL per target; the figures
+// go to bench/results/latest.json and bench/results/batch.md.
+// --batch runs the batch scenarios alone (with --only fastify,embedded,nats); --no-batch leaves
+// them out of a full run.
+//
 // --journeys runs bench/executions.ts (the journey runtime) instead of all this.
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
 // headwater mode, RSS sampled every 10 s), --only raw,fastify,floor,embedded,nats, --connections N,
@@ -34,9 +48,9 @@ import { request as httpRequest } from 'node:http';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
-import { findWrk, loadgenChildren, runLoad, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
+import { findWrk, loadgenChildren, runLoad, type BatchShape, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
-import { cpuBetween, cpuOfNamed, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
+import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 
 // ---------------------------------------------------------------- options
 
@@ -44,6 +58,8 @@ interface Options {
   quick: boolean; soak: boolean; privateNats: boolean; segments: boolean; only?: Set<string>;
   connections: number; threads: number; durationS: number; warmupS: number; soakS: number; soakWarmupS: number;
   loadgen: 'wrk' | 'autocannon'; users: number;
+  /** Batch scenarios: 'only' (--batch), 'also' (default), 'off' (--no-batch). */
+  batch: 'only' | 'also' | 'off';
 }
 
 function parseArgs(argv: string[]): Options {
@@ -65,6 +81,7 @@ function parseArgs(argv: string[]): Options {
     soakWarmupS: num('--soak-warmup', 30),
     loadgen: (lg as 'wrk' | 'autocannon' | undefined) ?? (findWrk() ? 'wrk' : 'autocannon'),
     users: num('--users', 1000),
+    batch: has('--batch') ? 'only' : has('--no-batch') ? 'off' : 'also',
   };
 }
 
@@ -277,9 +294,53 @@ async function drain(url: string, f: Fixture, loadEndedAt: number, boundMs = 120
 
 // ---------------------------------------------------------------- scenarios
 
+const BATCH_SCENARIOS = ['batch20-users1000', 'batch20-newusers', 'batch20-replay', 'batch20-mix'] as const;
+type BatchScenario = typeof BATCH_SCENARIOS[number];
+type Scenario = Exclude<CallKind, 'batch'> | 'soak' | 'segments' | BatchScenario;
+const isBatch = (s: string): s is BatchScenario => (BATCH_SCENARIOS as readonly string[]).includes(s);
+const BATCH_SIZE = 20;
+
+/** The bodies of a batch scenario; the replay needs the run it replays (runId, batches stored per thread). */
+function batchShape(s: BatchScenario, replayOf?: { runId: string; batches: number }): BatchShape | undefined {
+  switch (s) {
+    case 'batch20-users1000': return { size: BATCH_SIZE, users: 'pool' };
+    case 'batch20-newusers': return { size: BATCH_SIZE, users: 'new' };
+    case 'batch20-mix': return { size: BATCH_SIZE, users: 'pool', identifyEvery: 5 };
+    case 'batch20-replay': return replayOf ? { size: BATCH_SIZE, users: 'pool', replay: replayOf } : undefined;
+  }
+}
+
+/**
+ * What a replay of `r` (a batch20-users1000 run) may re-send: its runId and, per wrk thread, the
+ * batches surely answered (the fewest answers of a thread, less one in flight per connection, less
+ * 10 %), so every re-sent messageId is stored. Undefined when too little was answered.
+ */
+function replaySource(r: ScenarioResult, s: LoadSettings): { runId: string; batches: number } | undefined {
+  const per = r.load.perThread;
+  if (!r.runId || !per?.length) return undefined;
+  const batches = Math.floor(Math.min(...per) * 0.9) - Math.ceil(s.connections / Math.max(1, s.threads));
+  return batches >= 1 ? { runId: r.runId, batches } : undefined;
+}
+
+/** Which store servers a scenario's CPU per call counts (Postgres / NATS of this run). */
+interface Uses { pg: boolean; nats: boolean }
+/** Databases whose Postgres backends are the bench's (see cpuOfPostgres); the NATS server's pid when private. */
+const pgDatabases: string[] = [];
+let natsPids: number[] | undefined;
+const natsCpu = () => (natsPids ? cpuOfPids(natsPids) : cpuOfNamed(['nats-server']));
+
 interface ScenarioResult {
-  server: string;          // raw-uws | fastify-pg | floor-pglite | floor-pg | floor-nats-pg | headwater-embedded | headwater-nats
-  scenario: CallKind | 'soak' | 'segments';
+  server: string;          // raw-uws | fastify-pg | fastify-pg-batch | floor-pglite | floor-pg | floor-nats-pg | headwater-embedded | headwater-nats
+  scenario: Scenario;
+  /** The measured run's runId (message ids `${runId}-${thread}-${n}`). */
+  runId?: string;
+  /** Batch scenarios: calls per request, calls answered 2xx per second and per-call failures. */
+  batchSize?: number;
+  callsPerS?: number;
+  callsOk?: number;
+  callFailures?: number;
+  /** Batch scenarios: CPU microseconds per 2xx call, by process (through the drain for headwater). */
+  cpuUsPerCall?: { server: number; postgres?: number; nats?: number; total: number };
   load: LoadResult;
   rps: number;             // answers/s
   acceptedPerS: number;    // 2xx answers/s
@@ -305,7 +366,7 @@ interface ScenarioResult {
 }
 
 async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId' | 'users'>, s: LoadSettings, tmp: string,
-  opts: { warmupS: number; scenario: CallKind | 'soak' | 'segments'; fixture?: Fixture; sampleEveryS?: number }): Promise<ScenarioResult> {
+  opts: { warmupS: number; scenario: Scenario; fixture?: Fixture; sampleEveryS?: number; uses?: Uses }): Promise<ScenarioResult> {
   const base = { ...target, users: o.users };
   if (opts.warmupS > 0) {
     process.stdout.write(`  ${srv.name}/${opts.scenario}: warm-up ${opts.warmupS} s\n`);
@@ -320,6 +381,8 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
   const thr0 = threadCpu(srv.pid);
   const stores0 = cpuOfNamed(['postgres', 'nats-server']);
+  const pg0 = opts.uses?.pg ? cpuOfPostgres(pgDatabases) : undefined;
+  const nats0 = opts.uses?.nats ? natsCpu() : undefined;
   const m0 = machineTicks();
   const t0 = Date.now();
   const samples: Array<{ t: number; rssMB: number }> = [];
@@ -335,8 +398,9 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   }, 1000);
   const first = memory(srv.pid);
   let load: LoadResult;
+  const runId = `r${hex(4)}`;
   try {
-    load = await runLoad({ ...base, runId: `r${hex(4)}` }, s, { tool: o.loadgen, tmpDir: tmp });
+    load = await runLoad({ ...base, runId }, s, { tool: o.loadgen, tmpDir: tmp });
   } finally {
     clearInterval(sampler);
   }
@@ -349,7 +413,7 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
   const m1 = machineTicks();
   const last = memory(srv.pid);
   const res: ScenarioResult = {
-    server: srv.name, scenario: opts.scenario, load,
+    server: srv.name, scenario: opts.scenario, load, runId,
     rps: load.responses / load.durationS,
     acceptedPerS: load.ok / load.durationS,
     failed: load.non2xx + load.socketErrors + load.timeouts,
@@ -369,6 +433,22 @@ async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId'
     if (d.drainS !== undefined) res.completedPerS = load.ok / (load.durationS + d.drainS);
     else process.stdout.write(`  ! after the run: ${d.sentinel}\n`);
   }
+  if (target.kind === 'batch') {
+    // CPU through the drain (headwater finishes the run's work then), per call answered 2xx.
+    const size = target.batch?.size ?? BATCH_SIZE;
+    const codes = load.callCodes;
+    const callsOk = codes ? Object.entries(codes).reduce((a, [k, v]) => (k.startsWith('2') ? a + v : a), 0) : load.ok * size;
+    const callNon2xx = codes ? Object.entries(codes).reduce((a, [k, v]) => (k.startsWith('2') ? a : a + v), 0) : 0;
+    const us = (cpuS: number) => (callsOk > 0 ? (cpuS / callsOk) * 1e6 : NaN);
+    const server = us((cpuSeconds(srv.pid) ?? cpu1) - cpu0);
+    const postgres = pg0 ? us(cpuBetween(pg0, cpuOfPostgres(pgDatabases))) : undefined;
+    const nats = nats0 ? us(cpuBetween(nats0, natsCpu())) : undefined;
+    res.batchSize = size;
+    res.callsOk = callsOk;
+    res.callsPerS = callsOk / load.durationS;
+    res.callFailures = callNon2xx + (load.non2xx + load.socketErrors + load.timeouts) * size;
+    res.cpuUsPerCall = { server, postgres, nats, total: server + (postgres ?? 0) + (nats ?? 0) };
+  }
   await sleep(1500); // closed keep-alive sockets and idle pool clients settle
   res.fdsAfter = openFds(srv.pid);
   res.fdKinds = { before: fdKindsBefore, after: fdKinds(srv.pid) };
@@ -386,6 +466,9 @@ function line(r: ScenarioResult): string {
     `RSS ${f(r.rssStartMB)}->${f(r.rssEndMB)} MB (peak ${f(r.peakRssMB)}), fds ${r.fdsBefore ?? '-'}->${r.fdsAfter ?? '-'}` +
     (r.fdKinds?.before && r.fdKinds.after ? ` (${kinds(r.fdKinds.before, r.fdKinds.after)})` : '') +
     (r.drainS !== undefined ? `, drain ${r.drainS.toFixed(2)} s` : '') +
+    (r.callsPerS !== undefined ? `\n    calls: ${f(r.callsPerS)} 2xx calls/s, ${r.callFailures} call failures, CPU us/call server ${f(r.cpuUsPerCall?.server, 1)}` +
+      ` postgres ${f(r.cpuUsPerCall?.postgres, 1)} nats ${f(r.cpuUsPerCall?.nats, 1)} total ${f(r.cpuUsPerCall?.total, 1)}, > 1 s ${r.load.over1s ?? '-'}, > 2 s ${r.load.over2s ?? '-'}` +
+      `\n    per-call statuses: ${Object.entries(r.load.callCodes ?? {}).sort().map(([k, v]) => `${k} x${v}`).join(', ') || '-'}` : '') +
     (r.load.statusCodes ? `\n    statuses: ${Object.entries(r.load.statusCodes).sort().map(([k, v]) => `${k} x${v}`).join(', ') || 'none'}` : '') +
     (r.load.firstFailure ? `\n    first failure: ${r.load.firstFailure.replace(/\s+/g, ' ').slice(0, 300)}` : '') +
     (r.threads?.length ? `\n    server CPU by thread (% of a core): ${r.threads.map((t) => `${t.thread} ${t.pct.toFixed(0)}`).join(', ')}` : '');
@@ -422,6 +505,7 @@ async function main() {
         const priv = await startPrivateNats(tmp);
         privateNats = priv;
         natsChosen = priv.url;
+        natsPids = [priv.child.pid!];
         process.stdout.write(`  (private nats-server with JetStream at ${priv.url}, pid ${priv.child.pid})\n`);
       } catch (err) {
         process.stdout.write(`  (--private-nats: ${(err as Error).message}; using ${natsUrl})\n`);
@@ -442,7 +526,8 @@ async function main() {
 
   try {
     // ---- raw uWS (the ceiling)
-    if (want('raw')) {
+    const single = o.batch !== 'only'; // the single-call scenarios (not with --batch)
+    if (want('raw') && single) {
       process.stdout.write('raw-uws: starting\n');
       try {
         const srv = await startChild('raw-uws', [join(BENCH_DIST, 'raw-uws.js'), '--port', '0', '--host', '127.0.0.1'], baseEnv, 20_000);
@@ -456,7 +541,8 @@ async function main() {
     // ---- Fastify + pg
     const pgU = new URL(dbUrl);
     const pgUp = await reachable(pgU.hostname, Number(pgU.port || 5432));
-    if (want('fastify')) {
+    pgDatabases.push(decodeURIComponent(pgU.pathname.replace(/^\//, '')) || 'postgres');
+    if (want('fastify') && single) {
       if (!pgUp) skipped.push({ what: 'fastify-pg', reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` });
       else {
         process.stdout.write('fastify-pg: starting\n');
@@ -471,7 +557,28 @@ async function main() {
     }
 
     // ---- the floor: the contract's least work per call on each store (bench/floor.ts)
-    if (want('floor')) {
+    // ---- Fastify + pg, batches: the batch scenarios' baseline (bench/fastify-pg-batch.ts)
+    if (want('fastify') && o.batch !== 'off') {
+      if (!pgUp) skipped.push({ what: 'fastify-pg-batch', reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` });
+      else {
+        process.stdout.write('fastify-pg-batch: starting\n');
+        try {
+          const srv = await startChild('fastify-pg-batch', [join(BENCH_DIST, 'fastify-pg-batch.js'), '--port', '0', '--host', '127.0.0.1'], { ...baseEnv, DATABASE_URL: dbUrl }, 30_000);
+          try {
+            let replayOf: { runId: string; batches: number } | undefined;
+            for (const sc of BATCH_SCENARIOS) {
+              const batch = batchShape(sc, replayOf);
+              if (!batch) { skipped.push({ what: `fastify-pg-batch/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
+              const r = await measure(o, srv, { url: srv.url, kind: 'batch', sourceId: 'src_bench', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: true, nats: false } });
+              results.push(r); process.stdout.write(line(r) + '\n');
+              if (sc === 'batch20-users1000') replayOf = replaySource(r, settings);
+            }
+          } finally { await stopServer(srv); }
+        } catch (err) { skipped.push({ what: 'fastify-pg-batch', reason: `failed: ${(err as Error).message}` }); process.stdout.write(`fastify-pg-batch: failed: ${(err as Error).message}\n`); }
+      }
+    }
+
+    if (want('floor') && single) {
       for (const name of ['floor-pglite', 'floor-pg', 'floor-nats-pg'] as const) {
         if (name !== 'floor-pglite' && !pgUp) { skipped.push({ what: name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` }); continue; }
         const args = name === 'floor-pglite' ? ['--store', 'pglite'] : name === 'floor-pg' ? ['--store', 'pg'] : ['--store', 'pg', '--stream', 'nats'];
@@ -516,6 +623,7 @@ async function main() {
           await admin.connect();
           await admin.query(`CREATE DATABASE ${name}`);
           benchDb = { name, adminUrl: dbUrl };
+          pgDatabases.push(name);
           const u = new URL(dbUrl); u.pathname = `/${name}`;
           env.DATABASE_URL = u.toString();
         } catch (err) {
@@ -562,10 +670,19 @@ async function main() {
 
       let run = await launch();
       try {
-        const plan: Array<CallKind | 'soak' | 'segments'> = ['track', 'identify', ...(o.segments ? ['segments' as const] : []), ...(o.soak ? ['soak' as const] : [])];
+        const plan: Scenario[] = [
+          ...(single ? ['track', 'identify', ...(o.segments ? ['segments' as const] : []), ...(o.soak ? ['soak' as const] : [])] as const : []),
+          ...(o.batch !== 'off' ? BATCH_SCENARIOS : []),
+        ];
+        // The replay re-sends batch20-users1000's bodies to the same process (same org and store).
+        let replayOf: { runId: string; batches: number; pid: number } | undefined;
         for (const scenario of plan) {
           if (!run) run = await launch();
           if (!run) break;
+          if (scenario === 'batch20-replay' && replayOf?.pid !== run.srv.pid) {
+            skipped.push({ what: `${mode.name}/${scenario}`, reason: 'nothing to replay (batch20-users1000 not measured on this process)' });
+            continue;
+          }
           const target = { url: run.srv.url, apiKey: run.fx.apiKey, sourceId: run.fx.sourceId };
           let r: ScenarioResult;
           try {
@@ -580,6 +697,11 @@ async function main() {
               await defineSegments(http, run.srv.url, fx.admin);
               process.stdout.write(`${mode.name}: 50 segments defined in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
               r = await measure(o, run.srv, { url: run.srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId, kind: 'track' }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: fx });
+            } else if (isBatch(scenario)) {
+              const batch = batchShape(scenario, replayOf)!;
+              r = await measure(o, run.srv, { ...target, kind: 'batch', batch }, settings, tmp,
+                { warmupS: o.warmupS, scenario, fixture: run.fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+              if (scenario === 'batch20-users1000') { const src = replaySource(r, settings); replayOf = src ? { ...src, pid: run.srv.pid } : undefined; }
             } else {
               r = await measure(o, run.srv, { ...target, kind: scenario }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: run.fx });
             }
@@ -644,6 +766,80 @@ async function main() {
 
 // ---------------------------------------------------------------- report
 
+/**
+ * The batch scenarios: prints their table, adds their targets to `targets` (issue 22) and answers
+ * the markdown for bench/results/batch.md (undefined when no batch scenario was measured).
+ */
+function batchSection(o: Options, s: LoadSettings, results: ScenarioResult[], targets: Target[], started: Date): string | undefined {
+  const rs = results.filter((r) => isBatch(r.scenario));
+  if (!rs.length) return undefined;
+  const find = (server: string, scenario: string) => rs.find((r) => r.server === server && r.scenario === scenario);
+  const f = (n: number | undefined, d = 0) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(d));
+  const cratio = (a?: ScenarioResult, b?: ScenarioResult) => (a?.callsPerS !== undefined && b?.callsPerS ? a.callsPerS / b.callsPerS : undefined);
+  const base = (r: ScenarioResult) => (r.server === 'fastify-pg-batch' ? undefined : find('fastify-pg-batch', r.scenario));
+  const statuses = (r: ScenarioResult) => Object.entries(r.load.callCodes ?? {}).sort().map(([k, v]) => `${k}x${v}`).join(' ') || '-';
+  const head = ['server', 'scenario', 'req/s', 'calls/s', 'call fails', 'call statuses', 'CPU us/call srv', 'pg', 'nats', 'total', 'p50 ms', 'p99 ms', '> 1 s', '> 2 s', 'x baseline'];
+  const rows = rs.map((r) => [r.server, r.scenario, f(r.rps), f(r.callsPerS), String(r.callFailures ?? '-'), statuses(r),
+    f(r.cpuUsPerCall?.server, 1), f(r.cpuUsPerCall?.postgres, 1), f(r.cpuUsPerCall?.nats, 1), f(r.cpuUsPerCall?.total, 1),
+    r.load.responses ? f(r.load.p50Ms, 1) : '-', r.load.responses ? f(r.load.p99Ms, 1) : '-', String(r.load.over1s ?? '-'), String(r.load.over2s ?? '-'),
+    f(cratio(r, base(r)), 2)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i < 2 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`\nbatch scenarios (${BATCH_SIZE} calls per POST /v1/batch):\n${fmt(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(fmt).join('\n')}\n`);
+  const legend = 'calls/s: calls answered 2xx (per-call status in the 200 answers) per second; call fails: per-call non-2xx + ' +
+    `${BATCH_SIZE} per failed request; CPU us/call: CPU time per 2xx call of the server process (all threads), the Postgres processes ` +
+    '(backends of the bench\'s databases + the shared background processes) and nats-server, measured over the run (headwater: until its ' +
+    'drain sentinel is listed); > 1 s / > 2 s: requests slower than that (wrk histogram, timeouts included); x baseline: calls/s / fastify-pg-batch calls/s in the same scenario.';
+  process.stdout.write(`  ${legend}\n`);
+
+  const mine: Target[] = [];
+  const add = (name: string, measured: string | undefined, wanted: string, pass: boolean | undefined) =>
+    mine.push({ name, measured: measured ?? 'not measured', wanted, pass: measured === undefined || pass === undefined ? null : pass });
+  for (const [server, label, min] of [['headwater-nats', 'nats+pg', 0.6], ['headwater-embedded', 'embedded', 0.5]] as const) {
+    const u = find(server, 'batch20-users1000');
+    const b = find('fastify-pg-batch', 'batch20-users1000');
+    const rb = cratio(u, b);
+    add(`${label}: batch-20, 1,000 users: calls/s vs Fastify+pg batch`, rb === undefined ? undefined : `${rb.toFixed(2)}x (${f(u!.callsPerS)} vs ${f(b!.callsPerS)})`, `>= ${min}x`, rb === undefined ? undefined : rb >= min);
+    const cpu = u?.cpuUsPerCall?.total;
+    add(`${label}: batch-20, 1,000 users: CPU per event, all processes`, cpu === undefined || !Number.isFinite(cpu) ? undefined :
+      `${cpu.toFixed(1)} us (server ${f(u!.cpuUsPerCall!.server, 1)}${u!.cpuUsPerCall!.postgres !== undefined ? `, postgres ${f(u!.cpuUsPerCall!.postgres, 1)}` : ''}${u!.cpuUsPerCall!.nats !== undefined ? `, nats ${f(u!.cpuUsPerCall!.nats, 1)}` : ''})`,
+      '<= 60 us', cpu === undefined ? undefined : cpu <= 60);
+    const nu = cratio(find(server, 'batch20-newusers'), u);
+    add(`${label}: new userId per call vs 1,000 users`, nu === undefined ? undefined : `${nu.toFixed(2)}x`, '>= 0.7x', nu === undefined ? undefined : nu >= 0.7);
+    const rp = find(server, 'batch20-replay');
+    const rr = cratio(rp, u);
+    const replayed = rp?.load.callCodes ? `${rp.load.callCodes['200'] ?? 0} of ${Object.values(rp.load.callCodes).reduce((a, v) => a + v, 0)} calls answered 200 replay` : undefined;
+    add(`${label}: replays vs 1,000 users`, rr === undefined ? undefined : `${rr.toFixed(2)}x${replayed ? ` (${replayed})` : ''}`, '>= 1x', rr === undefined ? undefined : rr >= 1);
+    for (const sc of BATCH_SCENARIOS) {
+      const r = find(server, sc);
+      add(`${label}: ${sc}: p99 at ${s.connections} connections, requests over 2 s`,
+        r ? (r.load.responses ? `p99 ${r.load.p99Ms.toFixed(1)} ms, ${r.load.over2s ?? '?'} over 2 s` : 'no answers') : undefined,
+        '< 250 ms, 0', r ? r.load.responses > 0 && r.load.p99Ms < 250 && r.load.over2s === 0 : undefined);
+    }
+  }
+  targets.push(...mine);
+
+  const gs = gitState();
+  const md: string[] = [];
+  md.push('# Batch scenarios (issue 22)', '');
+  md.push(`Written by \`npm run bench\` (${o.batch === 'only' ? '--batch' : 'full run'}${o.quick ? ' --quick' : ''}) on ${started.toISOString()}; code ${gs.commit?.slice(0, 12) ?? '?'}` +
+    `${gs.dirty?.length ? ` + local changes in ${gs.dirty.length} file(s)` : ''}; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), Node ${process.version}.`);
+  md.push(`Load: ${o.loadgen}, ${s.connections} connections, ${s.threads} threads, ${s.durationS} s after a ${o.warmupS} s warm-up (messageIds of its own), ` +
+    `${BATCH_SIZE} calls per \`POST /v1/batch\`, userId among ${o.users}; headwater NATS mode on ${o.privateNats ? 'a private nats-server' : 'NATS_URL'} and a fresh database.`);
+  md.push('Baseline: bench/fastify-pg-batch.ts (Fastify + pg: one transaction per request, a multi-row event INSERT ... ON CONFLICT (messageId) DO NOTHING, a multi-row profile upsert with jsonb traits merge).');
+  md.push('Scenarios: batch20-users1000 (track, userId among the users), batch20-newusers (track, a new userId per call), batch20-replay (batch20-users1000\'s bodies again: every messageId stored), batch20-mix (1 identify per 4 track calls).');
+  md.push('Other work ran on the machine at the same time: compare the ratios, not the absolute figures.', '');
+  md.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 || i === 5 ? '---' : '---:')).join('|')}|`);
+  for (const row of rows) md.push(`| ${row.join(' | ')} |`);
+  md.push('', legend, '', '## Targets', '');
+  for (const t of mine) md.push(`- **${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'FAIL'}** ${t.name}: ${t.measured} (want ${t.wanted})`);
+  const notes = rs.filter((r) => r.load.firstFailure || r.note || (r.idleCheckBusyPct ?? 0) > 15).map((r) =>
+    `- ${r.server}/${r.scenario}: ${[r.note, r.load.firstFailure && `first failure: ${r.load.firstFailure.replace(/\s+/g, ' ').slice(0, 200)}`,
+      (r.idleCheckBusyPct ?? 0) > 15 && `machine ${r.idleCheckBusyPct!.toFixed(0)} % busy just before`].filter(Boolean).join('; ')}`);
+  if (notes.length) md.push('', '## Notes', '', ...notes);
+  return md.join('\n') + '\n';
+}
+
 interface Target { name: string; measured: string; wanted: string; pass: boolean | null }
 
 const answeredAny = (r: ScenarioResult) => r.load.responses > 0;
@@ -668,7 +864,7 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   const ratio = (a?: ScenarioResult, b?: ScenarioResult) => (a && b && b.acceptedPerS > 0 ? a.acceptedPerS / b.acceptedPerS : undefined);
 
   const head = ['server', 'scenario', 'req/s', 'accepted/s', 'failed', 'open@end', 'p50 ms', 'p99 ms', 'srv CPU%', 'pg+nats CPU%', 'loadgen CPU%', 'machine%', 'peak RSS MB', 'drain s', 'completed/s', 'x raw', 'x fastify'];
-  const rows = results.map((r) => [r.server, r.scenario, f(r.rps), f(r.acceptedPerS), String(r.failed), String(r.load.unanswered ?? '-'),
+  const rows = results.filter((r) => !isBatch(r.scenario)).map((r) => [r.server, r.scenario, f(r.rps), f(r.acceptedPerS), String(r.failed), String(r.load.unanswered ?? '-'),
     answeredAny(r) ? f(r.load.p50Ms, 2) : '-', answeredAny(r) ? f(r.load.p99Ms, 2) : '-',
     f(r.serverCpuPct), f(r.storesCpuPct), f(r.loadgenCpuPct), f(r.machineBusyPct), f(r.peakRssMB), f(r.drainS, 2), f(r.completedPerS),
     f(ratio(r, raw), 3), f(ratio(r, fast), 2)]);
@@ -740,6 +936,8 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
     floorInfo('identify floor on JetStream + Postgres', find('floor-nats-pg', 'identify'), natsId, 0.15, raw, 'raw'),
   ].filter(Boolean);
 
+  const batchMd = batchSection(o, s, results, targets, started);
+
   process.stdout.write('\ntargets (ratios of accepted/s measured in this run):\n');
   for (const t of targets) process.stdout.write(`  ${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured} (want ${t.wanted})\n`);
   for (const i of info) process.stdout.write(`  info  ${i}\n`);
@@ -771,6 +969,10 @@ function report(o: Options, s: LoadSettings, started: Date, results: ScenarioRes
   };
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
   process.stdout.write(`\nresults written to bench/results/latest.json\n`);
+  if (batchMd) {
+    writeFileSync(join(outDir, 'batch.md'), batchMd);
+    process.stdout.write('batch figures written to bench/results/batch.md\n');
+  }
 }
 
 main().then(() => process.exit(0), (err) => {
