@@ -14,7 +14,8 @@ export type CallKind = 'track' | 'identify' | 'batch';
  * messageId (runId, generator thread, call counter). users 'pool': userId among `users`; 'new': a
  * new userId per call. identifyEvery k: every k-th call of a batch is an identify (traits change
  * each time), the others track. replay: re-send the bodies of an earlier run (its runId), batch
- * numbers cycling over 1..batches of each thread, so every messageId is already stored.
+ * numbers cycling over 2..batches of each thread, so every messageId is already stored (wrk builds
+ * batch 1 of its first thread once to check the script and never sends it).
  */
 export interface BatchShape {
   size: number;
@@ -93,7 +94,7 @@ export function bodyFactory(t: Pick<LoadTarget, 'kind' | 'sourceId' | 'runId' | 
     const b = t.batch ?? { size: 20, users: 'pool' };
     return () => {
       n++;
-      const bn = b.replay ? ((n - 1) % b.replay.batches) + 1 : n;
+      const bn = b.replay ? ((n - 1) % Math.max(1, b.replay.batches - 1)) + 2 : n;
       const rid = b.replay ? b.replay.runId : t.runId;
       const parts: string[] = [];
       for (let i = 1; i <= b.size; i++) {
@@ -252,7 +253,8 @@ end
 function request()
   n = n + 1
   local bn = n
-  if replayBatches > 0 then bn = ((n - 1) % replayBatches) + 1 end
+  -- batch 1 of thread 1 was never sent: wrk builds one request to check the script, on thread 1's state
+  if replayBatches > 0 then bn = ((n - 1) % math.max(1, replayBatches - 1)) + 2 end
   local parts = {}
   for i = 1, per do
     local k = (bn - 1) * per + i
