@@ -61,6 +61,7 @@ const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
 // The Piscina task module that runs journey code and e-mail templates in QuickJS.
 const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
+const PROPS_TASK = new URL('../workers/props-task.js', import.meta.url).href;
 
 // The dashboard's build output (dist/ui, written by Vite in `npm run build`): static assets beside
 // the compiled server, not a module this folder imports.
@@ -174,7 +175,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
     closers.push(() => compiler.close());
     runner = startJourneyRunner({
-      ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, sole: pgStore.embedded,
+      ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: pgStore.embedded,
       submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => webhookSender.notify(),
       sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
     });

@@ -21,6 +21,7 @@ import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '.
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
+const PROPS_TASK = new URL('../workers/props-task.js', import.meta.url).href;
 
 export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
@@ -46,7 +47,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
   const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
   runner = startJourneyRunner({
-    ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK,
+    ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK,
     submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => sender.notify(),
     sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
   });

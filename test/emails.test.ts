@@ -107,6 +107,34 @@ t.test('with an SMTP transport', async (t) => {
     t.same(got[0]?.to, ['ada@example.com']);
   });
 
+  t.test('an email identifier naming two recipients sends nothing; one address is sent', async (t) => {
+    const fx = await createAppFixture(s);
+    const admin = fx.org.sessions.admin;
+    await deployJourneys(s, fx, [
+      { key: 'notify', body: `try { await ctx.email.send('note', {}); } catch (e) { ctx.log.error(e.code + ': ' + e.message); }` },
+    ], [{ key: 'note', render: `() => ({ subject: 'Note', html: '', text: 'A note' })` }]);
+    const run = async (email: string) => {
+      const user = `u-${Math.random().toString(36).slice(2, 10)}`;
+      const p = await consenting(s, fx, { userId: user, identifiers: { email } });
+      await fire(s, fx, user, 'notify_go');
+      const [x] = await untilExecutions(s, admin, { journey: 'notify', profileId: p.id }, (l) => l.length === 1 && ended(l[0]));
+      return { x, d: (await execution(s, admin, x.id)).body.data };
+    };
+    const bad = await run('victim@example.com, attacker@evil.example');
+    t.equal(bad.x.status, 'completed', bad.x.error);
+    t.match(bad.d.journal[0].result, { ok: false, error: { code: 'validation_failed' } });
+    t.match(bad.d.logs[0]?.message, /^validation_failed: the profile's e-mail address .* is not exactly one address/);
+    t.same((await api(s, admin)('GET', `/v1/emails?executionId=${bad.x.id}`)).body.data, [], 'nothing in the outbox');
+    // A later good send arrives; by then the refused one would have too.
+    const good = await run('solo@example.com');
+    const e = await settled(s, fx.org, good.d.journal[0].result.value.emailId);
+    t.equal(e.status, 'sent');
+    await poll(async () => smtp.mails.filter((m) => m.headers['message-id'] === e.messageId).length, (n) => n === 1, 5000, 50);
+    const rcpts = smtp.mails.flatMap((m) => m.to);
+    t.notOk(rcpts.some((r) => /victim@example\.com|attacker@evil\.example/.test(r)), 'no SMTP recipient from the refused identifier');
+    t.ok(rcpts.includes('solo@example.com'), 'the single address was sent');
+  });
+
   t.test('the runtime entry: idempotent on (org, key), html and text parts, pending then sent', async (t) => {
     const pool = poolOf(t, s);
     const org = await createOrg(s);

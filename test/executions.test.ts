@@ -300,10 +300,16 @@ t.test('email.send: rendered with validated props into the outbox; refusals are 
     key: 'welcome-email',
     propsSchema: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 50 } } },
     render: `(props) => ({ subject: 'Hi ' + props.name, html: '<p>Hello ' + props.name + '</p>', text: 'Hello ' + props.name })`,
-  }]);
-  const run = async (traits: Record<string, unknown>, properties: Record<string, unknown>) => {
+  }, ...([
+    // Hostile propsSchemas: a catastrophic pattern (seconds of backtracking per extra 'a' elsewhere),
+    // a lookahead (RE2 has none), more than 64 KiB of JSON.
+    ['redos-email', { type: 'object', properties: { code: { type: 'string', pattern: '^(a+)+$' } } }],
+    ['lookahead-email', { type: 'object', properties: { code: { type: 'string', pattern: '^(?=a)a+$' } } }],
+    ['huge-email', { type: 'object', properties: { code: { enum: ['x'.repeat(70 * 1024)] } } }],
+  ] as const).map(([key, propsSchema]) => ({ key, propsSchema, render: `() => ({ subject: 's', html: '', text: 't' })` }))]);
+  const run = async (traits: Record<string, unknown>, properties: Record<string, unknown>, identifiers?: Record<string, string>) => {
     const user = uid('u');
-    const p = await consenting(s, fx, { userId: user, traits });
+    const p = await consenting(s, fx, { userId: user, traits, identifiers });
     await fire(s, fx, user, 'mailer_go', properties);
     const [x] = await untilExecutions(s, admin, { journey: 'mailer', profileId: p.id }, (l) => ended(l[0]), 30_000);
     return { x, d: (await execution(s, admin, x.id)).body.data };
@@ -318,13 +324,22 @@ t.test('email.send: rendered with validated props into the outbox; refusals are 
   t.equal(listed.body.data[0].status, 'stored', 'no SMTP_URL: kept in the local outbox');
   t.equal(listed.body.data[0].subject, 'Hi Ada', 'rendered in the sandbox');
   t.equal(listed.body.data[0].text, 'Hello Ada');
-  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp, Record<string, string>?]> = [
     ['props break the propsSchema', { email: 'bob@example.com' }, { template: 'welcome-email', props: { name: 5 } }, /^validation_failed: props\/name/],
     ['no address', {}, { template: 'welcome-email', props: { name: 'Cy' } }, /^no_email_address: /],
     ['unknown template', { email: 'dee@example.com' }, { template: 'nope', props: {} }, /^not_found: /],
+    ['a catastrophic pattern', { email: 'fay@example.com' }, { template: 'redos-email', props: { code: `${'a'.repeat(29)}b` } }, /^validation_failed: props\/code: must match pattern/],
+    ['a pattern RE2 cannot run', { email: 'gus@example.com' }, { template: 'lookahead-email', props: { code: 'a' } }, /^validation_failed: template lookahead-email: propsSchema does not compile/],
+    ['a propsSchema over 64 KiB', { email: 'hal@example.com' }, { template: 'huge-email', props: {} }, /^validation_failed: template huge-email: propsSchema has \d+ characters of JSON/],
+    ['two addresses in the email identifier', {}, { template: 'welcome-email', props: { name: 'Ivy' } }, /^validation_failed: the profile's e-mail address .* is not exactly one address/,
+      { email: 'victim@example.com, attacker@evil.example' }],
+    ['a display name in the email identifier', {}, { template: 'welcome-email', props: { name: 'Jo' } }, /^validation_failed: the profile's e-mail address/,
+      { email: 'Victim <victim@example.com>' }],
+    ['a header break in the email identifier', {}, { template: 'welcome-email', props: { name: 'Kim' } }, /^validation_failed: the profile's e-mail address/,
+      { email: 'victim@example.com\r\nBcc: attacker@evil.example' }],
   ];
-  for (const [what, traits, props, re] of cases) {
-    const r = await run(traits, props);
+  for (const [what, traits, props, re, identifiers] of cases) {
+    const r = await run(traits, props, identifiers);
     t.equal(r.x.status, 'completed', what);
     t.equal(r.d.journal[0].result.ok, false, what);
     t.match(r.d.logs[0]?.message, re, what);

@@ -51,7 +51,7 @@ t.test('the SDK types refuse what the service would refuse (checked when the tes
 t.test('the package exports headwater/sdk', async (t) => {
   const name = 'headwater/sdk'; // a variable: resolved at run time through package.json "exports"
   const sdk = (await import(name)) as Record<string, unknown>;
-  t.same(Object.keys(sdk).sort(), ['journey', 'template']);
+  t.same(Object.keys(sdk).sort(), ['escapeHtml', 'journey', 'template']);
 });
 
 const J = (body: string, head = 'async (ctx) =>') => `import { journey } from 'headwater/sdk';

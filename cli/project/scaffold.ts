@@ -41,7 +41,7 @@ export default journey({
 });
 `,
 
-  'templates/welcome-email.ts': `import { template } from 'headwater/sdk';
+  'templates/welcome-email.ts': `import { escapeHtml, template } from 'headwater/sdk';
 
 interface Props { name: string }
 
@@ -52,7 +52,8 @@ export default template<Props>({
   propsSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
 }, (props) => ({
   subject: \`Welcome, \${props.name}!\`,
-  html: \`<p>Welcome aboard, \${props.name}.</p>\`,
+  // Props carry profile data: escape every value that goes into html.
+  html: \`<p>Welcome aboard, \${escapeHtml(props.name)}.</p>\`,
   text: \`Welcome aboard, \${props.name}.\`,
 }));
 `,

@@ -5,14 +5,15 @@
 // A refusal is a journal error result the journey can catch; an outage rejects (the activation is
 // retried later, the entry not recorded).
 import type pg from 'pg';
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { HostCall, RenderResult } from '../../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
+import { isEmail } from '../governance/canonical.js';
 import { identifiersOf, profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../identity.js';
 import { newId } from '../ids.js';
 import { latestReadyVersion, versionModule } from '../journeys/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
 import { enqueueWebhookDelivery } from '../webhooks/mod.js';
+import type { PropsCheck, PropsInput } from './props.js';
 
 /** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
 export interface EmailMessage {
@@ -27,14 +28,18 @@ export interface HostDeps {
   sendEmail(m: EmailMessage): Promise<{ id: string }>;
   /** Wakes the webhook sender of this process (best effort; it also polls). */
   webhookNotify?(): void;
-  /** Compiled propsSchema validators by template version id (owned by the runner). */
-  validators: Map<string, ValidateFunction>;
-  ajv: Ajv;
+  /**
+   * Checks props against a template version's propsSchema on a props thread; rejects when the check
+   * is still running at `deadline` (epoch ms), which ends that thread.
+   */
+  checkProps(input: PropsInput, deadline: number): Promise<PropsCheck>;
 }
 
 /** The execution fields the host needs. */
 export interface HostExecution {
   id: string; orgId: string; appId: string; sourceId: string; profileId: string; environment: 'development' | 'production'; runSeq: number;
+  /** Epoch ms when the activation's wall-clock budget ends: host work for it stops there. */
+  deadline: number;
 }
 
 const ok = (value: unknown): JournalResult => ({ ok: true, value: value ?? null });
@@ -128,21 +133,23 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   const { template, props } = call.args as { template: string; props: Record<string, unknown> };
   const version = await latestReadyVersion(d.pool, ex.orgId, template, 'template');
   if (!version) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
-  let validate = d.validators.get(version.id);
-  if (!validate) {
-    const schema = (version.manifest as { propsSchema?: object }).propsSchema ?? {};
-    try { validate = d.ajv.compile(schema); } catch (e) { return fail('validation_failed', `template ${template}: propsSchema does not compile: ${(e as Error).message}`); }
-    d.validators.set(version.id, validate);
-  }
-  if (!validate(props)) {
-    const e = validate.errors?.[0];
-    return fail('validation_failed', `props${e?.instancePath ?? ''}: ${e?.message ?? 'do not match the propsSchema'}`);
+  const schema = (version.manifest as { propsSchema?: object }).propsSchema ?? {};
+  // The empty schema (the default) accepts any props: no trip to a props thread.
+  if (Object.keys(schema).length > 0) {
+    let v: PropsCheck;
+    try { v = await d.checkProps({ versionId: version.id, schema, props }, ex.deadline); } catch {
+      return fail('validation_failed', `template ${template}: checking the props against its propsSchema did not finish within the activation's deadline`);
+    }
+    if (!v.ok) return fail('validation_failed', v.bad === 'schema' ? `template ${template}: ${v.message}` : v.message);
   }
   const p = await profile();
   if (!p) return fail('not_found', 'the profile of this execution no longer exists');
   const to = typeof p.traits?.email === 'string' && p.traits.email ? p.traits.email as string
     : (await identifiersOf(d.pool, [p.id])).get(p.id)?.find((i) => i.kind === 'email')?.value;
   if (!to) return fail('no_email_address', 'the profile has no email trait or identifier');
+  // One addr-spec and nothing else: an identifier is any string, and a transport reads
+  // "a@x, b@y" or "Name <b@y>" as recipients of its own.
+  if (!isEmail(to)) return fail('validation_failed', `the profile's e-mail address ${JSON.stringify(to.slice(0, 100))} is not exactly one address; nothing was sent`);
   const mod = await versionModule(d.pool, ex.orgId, version.id);
   if (!mod) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
   const out = await d.render(mod.code, props);

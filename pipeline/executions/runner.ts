@@ -6,7 +6,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type pg from 'pg';
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from '../../lib/log.js';
 import type { Activation, Limits, RenderResult } from '../../runtime/mod.js';
 import type { JournalEntry } from '../../schemas/mod.js';
@@ -15,6 +14,7 @@ import { versionModule } from '../journeys/mod.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { createHost, type EmailMessage, type HostExecution } from './host.js';
 import type { WaitRecord } from './landed.js';
+import type { PropsCheck, PropsInput } from './props.js';
 import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
 
 export interface RunnerOptions {
@@ -22,6 +22,8 @@ export interface RunnerOptions {
   log: Logger;
   /** URL of the Piscina task module (workers/journey-task.js), given by the process wiring. */
   taskModule: string;
+  /** URL of the props-check task module (workers/props-task.js), given by the process wiring. */
+  propsTaskModule: string;
   threads: number;
   submit(calls: IngestCall[]): Promise<CallResult[]>;
   sendEmail(m: EmailMessage): Promise<{ id: string }>;
@@ -63,9 +65,13 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     filename: o.taskModule, minThreads: Math.max(1, o.threads), maxThreads: Math.max(1, o.threads), idleTimeout: 60_000,
     concurrentTasksPerWorker: PER_THREAD,
   });
+  // propsSchemas are checked on threads of their own: a check is aborted at its activation's
+  // deadline, which ends the thread it runs on, and must take no activation down with it. Started on
+  // demand (most journeys send no e-mail).
+  const propsPool = new Piscina({ filename: o.propsTaskModule, minThreads: 0, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+  const checkProps = (input: PropsInput, deadline: number) =>
+    propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
   const codes = new Map<string, string>();
-  const validators = new Map<string, ValidateFunction>();
-  const ajv = new Ajv({ allErrors: false, strict: false });
   const inFlight = new Set<Promise<void>>();
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -102,8 +108,9 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
     const ex: HostExecution = {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
+      deadline: Date.now() + wallMs,
     };
-    const host = createHost({ pool: o.pool, submit: o.submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, validators, ajv }, ex);
+    const host = createHost({ pool: o.pool, submit: o.submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps }, ex);
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (m: HostRequest) => {
       host(m.call).then(
@@ -235,9 +242,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       await started;
       // Activations in hand finish (their outcome is saved); new ones are not claimed.
       await Promise.all([...inFlight]);
-      await pool.destroy();
+      await Promise.all([pool.destroy(), propsPool.destroy()]);
       codes.clear();
-      validators.clear();
     },
   };
 }

@@ -20,7 +20,8 @@ function isCalendarDate(y: number, m: number, d: number): boolean {
   return d <= DAYS[m - 1]! + (leap ? 1 : 0);
 }
 
-const isEmail = (v: unknown) => typeof v === 'string' && v.length <= 254 && v.indexOf('@') <= 64 && EMAIL.test(v);
+/** One address (dot-atom local part, dotted host), as the canonical `email` trait: no display name, no list. */
+export const isEmail = (v: unknown) => typeof v === 'string' && v.length <= 254 && v.indexOf('@') <= 64 && EMAIL.test(v);
 const isPhone = (v: unknown) => typeof v === 'string' && E164.test(v);
 
 function isDate(v: unknown): boolean {

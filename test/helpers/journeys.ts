@@ -17,7 +17,11 @@ export interface JourneySpec {
 export const journeyCode = (j: JourneySpec) => `import { journey } from 'headwater/sdk';\n${j.extra ?? ''}\n` +
   `export default journey(${JSON.stringify({ key: j.key, trigger: j.trigger ?? { event: `${j.key}_go` }, purpose: j.purpose ?? 'onboarding', ...(j.enrollment ? { enrollment: j.enrollment } : {}) })}, async (ctx) => {\n${j.body}\n});`;
 
-export interface TemplateSpec { key: string; render: string; propsSchema?: Record<string, unknown> }
+export interface TemplateSpec {
+  key: string; render: string; propsSchema?: Record<string, unknown>;
+  /** A whole TypeScript template module (e.g. the scaffold's), used instead of one built around `render`. */
+  code?: string;
+}
 
 /** Pushes the journeys (and templates), waits for their compile, and enables the journeys. */
 export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: JourneySpec[], templates: TemplateSpec[] = []) {
@@ -31,8 +35,8 @@ export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: Jo
   }
   const tpls = [];
   for (const t of templates) {
-    const code = `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: 'transactional', verifyLink: false }, ${t.render});`;
-    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code)), t.propsSchema ? { propsSchema: t.propsSchema } : {}));
+    const code = t.code ?? `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: 'transactional', verifyLink: false }, ${t.render});`;
+    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code, t.code ? 'ts' : 'js')), t.propsSchema ? { propsSchema: t.propsSchema } : {}));
   }
   const r = await push(s, admin, fx.org.org.id, fx.app.id, manifest({ journeys: entries, templates: tpls, source: src }));
   if (r.status !== 201) throw new Error(`push failed: ${r.status} ${r.text}`);
@@ -46,10 +50,10 @@ export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: Jo
   return done.body.data;
 }
 
-/** A profile with `userId` that consents to `purposes` (and holds `traits`); answers the Profile. */
-export async function consenting(s: TestServer, fx: AppFixture, o: { userId?: string; purposes?: Record<string, boolean>; traits?: Record<string, unknown> } = {}) {
+/** A profile with `userId` (and `identifiers`) that consents to `purposes` (and holds `traits`); answers the Profile. */
+export async function consenting(s: TestServer, fx: AppFixture, o: { userId?: string; purposes?: Record<string, boolean>; traits?: Record<string, unknown>; identifiers?: Record<string, string> } = {}) {
   const r = await identifyCall(s, fx, {
-    identifiers: { userId: o.userId ?? uid('u') }, traits: { ...o.traits, consent: o.purposes ?? { onboarding: true } },
+    identifiers: { userId: o.userId ?? uid('u'), ...o.identifiers }, traits: { ...o.traits, consent: o.purposes ?? { onboarding: true } },
   });
   if (r.status !== 200) throw new Error(`identify: ${r.status} ${r.text}`);
   return r.body.data;

@@ -13,9 +13,9 @@ import { SDK_FILE, sdkPlugin } from '../../cli/project/index.js';
 export const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** An ESM bundle (format esm, platform neutral, target es2020, self-contained) of `source`. */
-export async function bundle(source: string): Promise<Buffer> {
+export async function bundle(source: string, loader: 'js' | 'ts' = 'js'): Promise<Buffer> {
   const out = await build({
-    stdin: { contents: source, loader: 'js', resolveDir: process.cwd() },
+    stdin: { contents: source, loader, resolveDir: process.cwd() },
     bundle: true, format: 'esm', platform: 'neutral', target: 'es2020', write: false, logLevel: 'silent',
     plugins: [sdkPlugin(SDK_FILE)],
   });
