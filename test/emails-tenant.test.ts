@@ -1,6 +1,6 @@
 // Templates are tenant input. Through HTTP against a real service: a propsSchema with a catastrophic
 // pattern is answered within the activation's deadline while /health/live stays fast (the check runs
-// off the event loop, on RE2); two orgs whose propsSchemas share an `$id` both work, each with its own
+// off the event loop, on RE2), and a check still running at the deadline is cut there; two orgs whose propsSchemas share an `$id` both work, each with its own
 // schema; the scaffolded template escapes profile data in html and keeps the subject on one line.
 // The bad inputs one by one (lookahead, oversized schema, recipient lists): executions.test.ts.
 import t from 'tap';
@@ -65,6 +65,23 @@ t.test('a catastrophic propsSchema pattern is answered within the deadline; live
   t.equal((await call(s.url, 'GET', `/v1/emails?executionId=${bad.x.id}`, { token: fx.admin })).body.data.length, 0, 'nothing in the outbox');
   t.ok(probes > 0, `${probes} liveness probes answered meanwhile`);
   t.ok(worst < 50, `slowest /health/live ${worst.toFixed(1)} ms`);
+});
+
+t.test('a props check still running at the deadline is cut there; the next check works', async (t) => {
+  const fx = await createAppFixture(s);
+  await deployJourneys(s, fx, [MAILER], [{
+    key: 'slow-email', propsSchema: { type: 'object', properties: { list: { type: 'array', uniqueItems: true } } },
+    render: `() => ({ subject: 'Slow', html: '', text: 'slow' })`,
+  }]);
+  // uniqueItems over distinct objects compares every pair: ~2*10^8 deep comparisons, far past 5 s.
+  const list = Array.from({ length: 19_000 }, (_, i) => ({ a: i }));
+  const slow = await mail(fx, { template: 'slow-email', props: { list } });
+  t.ok(slow.tookMs < DEADLINE_MS + 3000, `ended after ${slow.tookMs} ms (deadline ${DEADLINE_MS} ms)`);
+  // Whichever sees the deadline first: the activation (journey_timeout) or the host (an error result).
+  t.ok(slow.x.status === 'failed' ? /^journey_timeout/.test(slow.x.error) : /^validation_failed: .*did not finish/.test(slow.log ?? ''),
+    `${slow.x.status}: ${slow.x.error ?? slow.log}`);
+  const next = await mail(fx, { template: 'slow-email', props: { list: [1, 2] } });
+  t.equal(next.log, 'sent to ada@example.com', 'a fresh props thread answers');
 });
 
 t.test('two orgs whose propsSchemas share an $id both work, each with its own schema', async (t) => {

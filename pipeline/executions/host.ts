@@ -137,8 +137,10 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   // The empty schema (the default) accepts any props: no trip to a props thread.
   if (Object.keys(schema).length > 0) {
     let v: PropsCheck;
-    try { v = await d.checkProps({ versionId: version.id, schema, props }, ex.deadline); } catch {
-      return fail('validation_failed', `template ${template}: checking the props against its propsSchema did not finish within the activation's deadline`);
+    try { v = await d.checkProps({ versionId: version.id, schema, props }, ex.deadline); } catch (e) {
+      // A result, not a retry: the same schema and props would fail the same way again.
+      const why = Date.now() >= ex.deadline ? 'the activation\'s deadline passed' : (e as Error).message;
+      return fail('validation_failed', `template ${template}: checking the props against its propsSchema did not finish: ${why}`);
     }
     if (!v.ok) return fail('validation_failed', v.bad === 'schema' ? `template ${template}: ${v.message}` : v.message);
   }
