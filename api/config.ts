@@ -1,6 +1,7 @@
 // Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
 import { resolve } from 'node:path';
 import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
+import { TrustedProxies } from './http/proxies.js';
 import type { SenderOptions } from '../pipeline/webhooks/mod.js';
 import type { EmailSenderOptions } from '../pipeline/email/mod.js';
 
@@ -41,7 +42,11 @@ export interface Config {
   jwksUrl?: string;
   jwtOrgClaim: string;
   jwtRoleClaim: string;
+  jwtAudience?: string;
   sessionTtlSeconds: number;
+  authFailureLimit: number;
+  trustedProxies?: string;
+  publicUrl?: string;
   segmentSweepMs: number;
   segmentPreviewCap: number;
   eventLingerMs: number;
@@ -91,6 +96,8 @@ export const OPTIONS: Opt[] = [
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
   { key: 'jwtRoleClaim', flag: '--jwt-role-claim', env: 'HEADWATER_JWT_ROLE_CLAIM', def: 'org_role', kind: 'string', help: 'claim holding the role (org:admin | org:member) in external session tokens' },
+  { key: 'jwtAudience', flag: '--jwt-audience', env: 'HEADWATER_JWT_AUDIENCE', def: undefined, kind: 'string', help: 'when set, external session tokens must carry this audience (aud); tokens without it or for another audience are refused (401). Set it to the audience your identity provider issues for headwater, so tokens it minted for other applications do not work here' },
+  { key: 'authFailureLimit', flag: '--auth-failure-limit', env: 'HEADWATER_AUTH_FAILURE_LIMIT', def: '60', kind: 'int', help: 'failed authentications (unknown keys, invalid session tokens) a client address may have per minute, IPv6 counted per /64; past it, unknown keys are answered 429 rate_limited with Retry-After without a database lookup (cached valid keys and valid sessions still work); 0 turns the limit off' },
   { key: 'sessionTtlSeconds', flag: '--session-ttl', env: 'HEADWATER_SESSION_TTL', def: String(30 * 24 * 3600), kind: 'int', help: 'lifetime of built-in session tokens, seconds' },
   { key: 'segmentSweepMs', flag: '--segment-sweep-ms', env: 'HEADWATER_SEGMENT_SWEEP_MS', def: '60000', kind: 'int', help: 'how often segment withinDays windows are moved to now (exits and entries of profiles whose events aged out), milliseconds' },
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
@@ -98,6 +105,8 @@ export const OPTIONS: Opt[] = [
   { key: 'ingestMaxWaitMs', flag: '--ingest-max-wait-ms', env: 'HEADWATER_INGEST_MAX_WAIT_MS', def: '1000', kind: 'int', help: 'while the oldest write waiting for the ingestion workers has waited longer than this, new writes are answered 503 with Retry-After at once (shed load instead of answering slowly), milliseconds' },
   { key: 'metricsPort', flag: '--metrics-port', env: 'HEADWATER_METRICS_PORT', def: undefined, kind: 'int', help: 'also serve GET /metrics without a credential on this port (bind it to a private network); unset: only GET /metrics on the main port with the operator token' },
   { key: 'frontEnd', flag: '--front-end', env: 'HEADWATER_FRONT_END', def: 'auto', kind: 'string', help: 'HTTP front end: auto (the first uWebSockets.js build that loads on this Node and libc, else node:http with a warning) | uws (refuse to start without uWS) | node (node:http, skipping uWS)' },
+  { key: 'trustedProxies', flag: '--trusted-proxies', env: 'HEADWATER_TRUSTED_PROXIES', def: undefined, kind: 'string', help: 'comma-separated addresses and CIDR ranges of reverse proxies (e.g. 10.0.0.0/8,::1) whose X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are believed; from any other peer they are ignored. Unset: none (the peer is the client)' },
+  { key: 'publicUrl', flag: '--public-url', env: 'HEADWATER_PUBLIC_URL', def: undefined, kind: 'string', help: 'the URL clients reach this service at (https://hw.example.com), for documents that point back here (the Segment settings apiHost) when no trusted proxy forwards a host; unset: the request\'s own Host header' },
   { key: 'segmentCorsOrigins', flag: '--segment-cors-origins', env: 'HEADWATER_SEGMENT_CORS_ORIGINS', def: '*', kind: 'string', help: 'origins allowed to call /segment/v1 from a browser: * (any) or a comma-separated list like https://shop.example,https://www.example' },
   { key: 'logLevel', flag: '--log-level', env: 'HEADWATER_LOG_LEVEL', def: 'info', kind: 'string', help: 'debug | info | warn | error | silent' },
 ];
@@ -150,6 +159,14 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.journeyLeaseMs < cfg.journeyTimeoutMs) throw new ConfigError(`--journey-lease-ms (${cfg.journeyLeaseMs}) must be at least --journey-timeout-ms (${cfg.journeyTimeoutMs})`);
+  if (cfg.trustedProxies !== undefined) {
+    try { new TrustedProxies(cfg.trustedProxies); } catch (err) { throw new ConfigError(`--trusted-proxies / HEADWATER_TRUSTED_PROXIES: ${(err as Error).message}`); }
+  }
+  if (cfg.publicUrl !== undefined) {
+    let ok = false;
+    try { const u = new URL(cfg.publicUrl); ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && !u.username && !u.password; } catch { ok = false; }
+    if (!ok) throw new ConfigError(`--public-url / HEADWATER_PUBLIC_URL must be an http(s) URL with a host and no credentials, got ${cfg.publicUrl}`);
+  }
   if (cfg.smtpUrl !== undefined) {
     // Checked here so a typo stops the start instead of failing every e-mail; never echoed (it may hold a password).
     let ok = false;

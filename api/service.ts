@@ -15,6 +15,7 @@ import { createAuth } from './auth/auth.js';
 import { openFrontEnd } from './http/select.js';
 import { createHttpServer, type Validate } from './http/server.js';
 import { loadStaticSite } from './http/static.js';
+import { TrustedProxies } from './http/proxies.js';
 import { HttpError } from './http/errors.js';
 import { createBinder, type Deps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
@@ -115,11 +116,13 @@ export async function startService(config: Config, log: Logger): Promise<Service
     }
 
     const auth = createAuth({
-      pool: pgStore.pool, secrets, sessionTtlSeconds: config.sessionTtlSeconds,
+      pool: pgStore.pool, secrets, sessionTtlSeconds: config.sessionTtlSeconds, failureLimit: config.authFailureLimit,
       external: config.jwtIssuer && config.jwksUrl
-        ? { issuer: config.jwtIssuer, jwksUrl: config.jwksUrl, orgClaim: config.jwtOrgClaim, roleClaim: config.jwtRoleClaim }
+        ? { issuer: config.jwtIssuer, jwksUrl: config.jwksUrl, orgClaim: config.jwtOrgClaim, roleClaim: config.jwtRoleClaim, audience: config.jwtAudience }
         : undefined,
     });
+    const proxies = new TrustedProxies(config.trustedProxies);
+    const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined;
     closers.push(() => auth.close());
 
     const checks: Deps['checks'] = {
@@ -196,7 +199,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     mkdirSync(spillDir, { recursive: true, mode: 0o700 });
     const server = createHttpServer({
       frontEnd, log, bodyLimit: config.bodyLimit, maxDepth: 64, mapError, spillDir,
-      authenticate: (a, r) => auth.authenticate(a, r),
+      authenticate: (a, r, address) => auth.authenticate(a, r, address), proxies,
       site: loadStaticSite(DASHBOARD_DIR),
       observe: metrics.observeHttp,
     });
@@ -236,6 +239,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     segmentIngestRoutes(bind, {
       keys: writeKeys, stream: gate, activity, limits, validators, pool: pgStore.pool, log,
       corsOrigins: config.segmentCorsOrigins, mapError,
+      origin: (req) => proxies.origin(req.remoteAddress ?? '', {
+        host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'], forwardedProto: req.headers['x-forwarded-proto'],
+      }, publicUrl, `127.0.0.1:${config.port}`),
     });
 
     const port = await server.listen(config.host, config.port);

@@ -17,6 +17,7 @@ import {
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
 } from './resources.js';
 import { segmentRoutes } from './segment-routes.js';
+import { deployKeyMayCall } from './scope.js';
 
 // ---------------------------------------------------------------- builder
 
@@ -46,6 +47,9 @@ function hasConstraints(schema: TSchema | undefined): boolean {
 
 function route(spec: Spec): RouteDef {
   const { ok, errors = {}, autoErrors, omit = [], ...def } = spec;
+  if (def.auth.includes('deployKey') !== deployKeyMayCall(def.method, def.path)) {
+    throw new Error(`${def.method} ${def.path}: its deployKey auth disagrees with DEPLOY_KEY_ROUTES (schemas/scope.ts, the contract's release lifecycle)`);
+  }
   const responses: Record<number, ResponseDef> = { ...ok };
   if (autoErrors === false) return { ...def, responses };
   const lines: Record<number, string[]> = {};
@@ -847,13 +851,13 @@ export const routes: RouteDef[] = [
     errors: { 409: '`release_not_ready`: enabling a journey that has no `ready` version.' },
   }),
   route({
-    id: 'emailsList', method: 'GET', path: '/v1/emails', tag: 'emails', auth: ['session', 'deployKey'],
+    id: 'emailsList', method: 'GET', path: '/v1/emails', tag: 'emails', auth: ['session'],
     summary: 'List e-mails, newest first',
     description:
       '`ctx.email.send` renders the template version for `template` with `props` (validated against its `propsSchema`) and records the message here. ' +
       'With an SMTP transport configured (`SMTP_URL`) it is `pending` until the transport accepts it (`sent`), retried with exponential backoff on failure, ' +
       'and `failed` on a permanent refusal or when its attempts run out; without one it is `stored` in the local outbox and never sent. ' +
-      'Delivery towards SMTP is at least once: every attempt carries the same `Message-ID` header. Session of any role, or the deploy key. ' +
+      'Delivery towards SMTP is at least once: every attempt carries the same `Message-ID` header. Session of any role; the deploy key is refused (403 `deploy_key_scope`: recipients and bodies are not part of the release lifecycle). ' +
       'Filters: `status`, `executionId`, `to` (exact, case-insensitive).',
     query: Type.Object({
       ...PageQueryProps,
@@ -864,7 +868,7 @@ export const routes: RouteDef[] = [
     ok: { 200: json('A page of e-mails, newest first.', List(EmailSchema)) },
   }),
   route({
-    id: 'emailsGet', method: 'GET', path: '/v1/emails/{id}', tag: 'emails', auth: ['session', 'deployKey'],
+    id: 'emailsGet', method: 'GET', path: '/v1/emails/{id}', tag: 'emails', auth: ['session'],
     summary: 'Fetch an e-mail',
     params: Params('id'),
     ok: { 200: json('The Email.', Data(EmailSchema)) },

@@ -192,9 +192,9 @@ t.test('with an SMTP transport', async (t) => {
     const g = await a('GET', `/v1/emails/${ids[0]}`);
     t.equal(g.status, 200);
     t.same(g.body.data, all.body.data.at(-1), 'fetch answers the listed record');
-    const dk = await api(s, org.deployKey)('GET', '/v1/emails?limit=1');
-    t.equal(dk.status, 200, 'deploy key may list');
-    t.equal((await api(s, org.deployKey)('GET', `/v1/emails/${ids[0]}`)).status, 200, 'deploy key may fetch');
+    // Recipients and bodies are outside the deploy key's release lifecycle (issue 23 item 4).
+    expectError(t, await api(s, org.deployKey)('GET', '/v1/emails?limit=1'), 403, 'deploy_key_scope', 'deploy key may not list');
+    expectError(t, await api(s, org.deployKey)('GET', `/v1/emails/${ids[0]}`), 403, 'deploy_key_scope', 'deploy key may not fetch');
     const mem = await api(s, org.sessions.member)('GET', '/v1/emails');
     t.equal(mem.status, 200, 'members may read');
     t.equal(mem.body.data.length, 6);
@@ -239,7 +239,7 @@ t.test('with an SMTP transport', async (t) => {
     expectError(t, await api(s, org.deployKey)('POST', '/v1/emails/test', { to: 'a@example.com' }), 403, 'deploy_key_scope', 'deploy key test send');
     const other = await createOrg(s);
     expectError(t, await api(s, other.sessions.admin)('GET', `/v1/emails/${e.id}`), 404, 'not_found', 'another org\'s e-mail');
-    expectError(t, await api(s, other.deployKey)('GET', `/v1/emails/${e.id}`), 404, 'not_found', 'another org\'s e-mail with its deploy key');
+    expectError(t, await api(s, other.deployKey)('GET', `/v1/emails/${e.id}`), 403, 'deploy_key_scope', 'another org\'s e-mail with its deploy key');
     t.same((await api(s, other.sessions.admin)('GET', '/v1/emails')).body.data, [], 'another org lists nothing');
     t.equal((await api(s, org.sessions.admin)('GET', '/v1/emails')).body.data.length, 1, 'only the admin send was recorded');
   });

@@ -42,6 +42,16 @@ const TARGETS: Array<{ url: string; range: RegExp }> = [
   { url: 'http://255.255.255.255/', range: /broadcast/ },
   { url: 'http://[64:ff9b::7f00:1]/', range: /rfc6052/ }, // NAT64 of 127.0.0.1
   { url: 'http://[2002:7f00:1::1]/', range: /6to4/ },
+  // Every other form that embeds an IPv4 address is refused, whatever it embeds.
+  { url: `http://[::7f00:1]:${P}/`, range: /ipv4Compatible/ }, // IPv4-compatible 127.0.0.1
+  { url: `http://[::127.0.0.1]:${P}/`, range: /ipv4Compatible/ },
+  { url: 'http://[::a00:1]/', range: /ipv4Compatible/ }, // 10.0.0.1
+  { url: 'http://[::a9fe:a9fe]/', range: /ipv4Compatible/ }, // 169.254.169.254
+  { url: 'http://[::808:808]/', range: /ipv4Compatible/ }, // even a public 8.8.8.8
+  { url: 'http://[64:ff9b:1::a00:1]/', range: /rfc6052/ }, // local-use NAT64 (RFC 8215) of 10.0.0.1
+  { url: 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', range: /teredo/ },
+  { url: 'http://[2002:a00:1::1]/', range: /6to4/ }, // 6to4 of 10.0.0.1
+  { url: 'http://[::ffff:0:7f00:1]/', range: /rfc6145/ }, // SIIT of 127.0.0.1
 ];
 
 t.test('private targets are refused at delivery: failed with the reason, never a request', async (t) => {

@@ -1,11 +1,14 @@
 // Bearer authentication for every scheme and the answers of decisions §2.
 import { SignJWT, jwtVerify, decodeJwt, createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import type { Scheme } from '../../schemas/route.js';
 import { HttpError } from '../http/errors.js';
 import type { Principal, RouteSpec } from '../http/server.js';
 import { hashToken, type Secrets } from './secrets.js';
+import { AuthFailures } from './failures.js';
 import { newId } from '../../pipeline/ids.js';
+import { deployKeyMayCall } from '../../schemas/scope.js';
 
 export type Role = 'org:admin' | 'org:member';
 export type KeyScheme = 'apiKey' | 'deployKey' | 'pipelineKey';
@@ -17,19 +20,23 @@ const PREFIX_SCHEME = new Map<string, KeyScheme>(Object.entries(KEY_PREFIX).map(
 const BUILTIN_ISSUER = 'headwater';
 const POSITIVE_TTL_MS = 60_000;
 const NEGATIVE_TTL_MS = 2_000;
-const CACHE_MAX = 100_000;
-
-interface CacheEntry { principal: Principal | null; until: number }
+// Known keys and unknown ones live in separate tables: a flood of random keys fills only the
+// (smaller) negative one and can never push a valid key out.
+const POSITIVE_MAX = 100_000;
+const NEGATIVE_MAX = 20_000;
 
 export interface AuthOptions {
   pool: pg.Pool;
   secrets: Secrets;
   sessionTtlSeconds: number;
-  external?: { issuer: string; jwksUrl: string; orgClaim: string; roleClaim: string };
+  external?: { issuer: string; jwksUrl: string; orgClaim: string; roleClaim: string; audience?: string };
+  /** Failed authentications a client address may have per minute before 429 (0: unlimited). */
+  failureLimit: number;
 }
 
 export interface Auth {
-  authenticate(authorization: string, route: RouteSpec): Principal | Promise<Principal>;
+  /** `address`: the client's address (failed attempts are limited per address). */
+  authenticate(authorization: string, route: RouteSpec, address: string): Principal | Promise<Principal>;
   issueSession(orgId: string, role: Role, userId?: string | null): Promise<{ token: string; role: Role; expiresAt: string; userId: string }>;
   /** Puts a freshly created key in the cache so it works at once on this node. */
   remember(token: string, principal: Principal): void;
@@ -39,19 +46,22 @@ export interface Auth {
 const invalid = (msg = 'missing or invalid credential') => new HttpError('invalid_key', msg);
 
 export function createAuth(opts: AuthOptions): Auth {
-  const cache = new Map<string, CacheEntry>();
+  const known = new LRUCache<string, Principal>({ max: POSITIVE_MAX, ttl: POSITIVE_TTL_MS });
+  const unknown = new LRUCache<string, true>({ max: NEGATIVE_MAX, ttl: NEGATIVE_TTL_MS });
+  const failures = new AuthFailures(opts.failureLimit);
   const jwks: JWTVerifyGetKey | undefined = opts.external ? createRemoteJWKSet(new URL(opts.external.jwksUrl)) : undefined;
 
-  const put = (hash: string, principal: Principal | null, ttl: number) => {
-    if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string); // oldest first
-    cache.set(hash, { principal, until: Date.now() + ttl });
-  };
+  /** A failed credential: counted against its address, then 401. */
+  const failed = (address: string, msg?: string) => { failures.record(address); return invalid(msg); };
+  const limited = (retryAfter: number) =>
+    new HttpError('rate_limited', 'too many failed authentications from this address', { 'retry-after': String(retryAfter) });
 
   const lookupKey = async (hash: string, scheme: KeyScheme): Promise<Principal | null> => {
     const r = await opts.pool.query('SELECT org_id, kind FROM credentials WHERE hash = $1 AND revoked_at IS NULL', [hash]);
     const row = r.rows[0];
     const p: Principal | null = row && row.kind === scheme ? { scheme, orgId: row.org_id, role: null, userId: null, keyId: hash.slice(0, 24) } : null;
-    put(hash, p, p ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS);
+    if (p) known.set(hash, p);
+    else unknown.set(hash, true);
     return p;
   };
 
@@ -64,7 +74,8 @@ export function createAuth(opts: AuthOptions): Auth {
         return sessionPrincipal(payload.org, payload.role, payload.sub);
       }
       if (opts.external && jwks && iss === opts.external.issuer) {
-        const { payload } = await jwtVerify(token, jwks, { issuer: opts.external.issuer });
+        // With an audience configured, a token without it (or for another audience) is refused.
+        const { payload } = await jwtVerify(token, jwks, { issuer: opts.external.issuer, audience: opts.external.audience });
         return sessionPrincipal(payload[opts.external.orgClaim], payload[opts.external.roleClaim], payload.sub);
       }
     } catch (err) {
@@ -76,13 +87,12 @@ export function createAuth(opts: AuthOptions): Auth {
 
   // Scope rules (decisions §2): a deploy key outside its routes is 403 deploy_key_scope; any other
   // credential of the wrong scheme is 401; a member on an admin mutation is 403 forbidden.
+  // The deploy key's routes are the table of schemas/scope.ts, not whatever a route's `auth` says.
   const admit = (p: Principal, route: RouteSpec): Principal => {
-    if (!route.auth.includes(p.scheme)) {
-      if (p.scheme === 'deployKey' && !route.auth.includes('operator')) {
-        throw new HttpError('deploy_key_scope', 'the deploy key is valid only for the release lifecycle');
-      }
-      throw invalid('this credential is not accepted on this route');
+    if (p.scheme === 'deployKey' && !route.auth.includes('operator') && !deployKeyMayCall(route.method, route.path)) {
+      throw new HttpError('deploy_key_scope', 'the deploy key is valid only for the release lifecycle');
     }
+    if (!route.auth.includes(p.scheme)) throw invalid('this credential is not accepted on this route');
     if (route.admin && p.scheme === 'session' && p.role !== 'org:admin') throw new HttpError('forbidden', 'this action requires the org:admin role');
     return p;
   };
@@ -90,7 +100,7 @@ export function createAuth(opts: AuthOptions): Auth {
   const OPERATOR: Principal = Object.freeze({ scheme: 'operator' as Scheme, orgId: null, role: null, userId: null });
 
   return {
-    authenticate(authorization, route) {
+    authenticate(authorization, route, address) {
       if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') throw invalid();
       const token = authorization.slice(7).trim();
       if (!token) throw invalid();
@@ -102,14 +112,22 @@ export function createAuth(opts: AuthOptions): Auth {
       const keyScheme = PREFIX_SCHEME.get(prefix);
       if (keyScheme) {
         const hash = hashToken(token);
-        const hit = cache.get(hash);
-        if (hit && hit.until > Date.now()) {
-          if (!hit.principal) throw invalid();
-          return admit(hit.principal, route);
-        }
-        return lookupKey(hash, keyScheme).then((p) => { if (!p) throw invalid(); return admit(p, route); });
+        const hit = known.get(hash);
+        if (hit) return admit(hit, route);
+        if (unknown.has(hash)) throw invalid(); // answered from memory: costs nothing to count
+        // Only a key that would cost a query is held back: cached keys and sessions still work.
+        const wait = failures.retryAfter(address);
+        if (wait > 0) throw limited(wait);
+        return lookupKey(hash, keyScheme).then((p) => { if (!p) throw failed(address); return admit(p, route); });
       }
-      if (token.split('.').length === 3) return verifySession(token).then((p) => admit(p, route));
+      if (token.split('.').length === 3) {
+        return verifySession(token).then((p) => admit(p, route), (err) => {
+          if (!(err instanceof HttpError) || err.code !== 'invalid_key') throw err;
+          failures.record(address);
+          const wait = failures.retryAfter(address);
+          throw wait > 0 ? limited(wait) : err;
+        });
+      }
       throw invalid();
     },
     async issueSession(orgId, role, userId) {
@@ -121,8 +139,8 @@ export function createAuth(opts: AuthOptions): Auth {
         .sign(opts.secrets.jwtKey);
       return { token, role, expiresAt: new Date(exp * 1000).toISOString(), userId: uid };
     },
-    remember(token, principal) { const h = hashToken(token); put(h, { ...principal, keyId: h.slice(0, 24) }, POSITIVE_TTL_MS); },
-    close() { cache.clear(); },
+    remember(token, principal) { const h = hashToken(token); unknown.delete(h); known.set(h, { ...principal, keyId: h.slice(0, 24) }); },
+    close() { known.clear(); unknown.clear(); failures.close(); },
   };
 }
 

@@ -10,6 +10,7 @@ import { isJsonContentType, parseQuery, scanJson, SCAN_DEEP, SCAN_SUSPECT } from
 import { checkBody, checkParams } from './inputs.js';
 import { BodyQueue, type BodyStream } from './body-stream.js';
 import { SITE_PREFIX, type StaticSite } from './static.js';
+import type { TrustedProxies } from './proxies.js';
 
 export interface Validate {
   (data: unknown): boolean;
@@ -41,6 +42,8 @@ export interface Req {
   headers: Record<string, string>;
   /** The peer's address, for routes that copy every header (`allHeaders`). */
   remoteAddress?: string;
+  /** The client's address: the peer's, or the one a trusted proxy forwarded (`allHeaders` routes). */
+  clientAddress?: string;
   principal: Principal;
   /** Items of the route's `items` array refused for unstorable strings: index -> message. */
   refused?: Map<number, string>;
@@ -89,7 +92,8 @@ export interface RouteSpec {
   handler: (req: Req) => Reply | Promise<Reply>;
 }
 
-export type Authenticate = (authorization: string, route: RouteSpec) => Principal | Promise<Principal>;
+/** `address`: the client's address. Throws (or rejects) with the refusal. */
+export type Authenticate = (authorization: string, route: RouteSpec, address: string) => Principal | Promise<Principal>;
 
 export interface HttpServerOptions {
   frontEnd: FrontEnd;
@@ -97,6 +101,8 @@ export interface HttpServerOptions {
   bodyLimit: number;
   maxDepth: number;
   authenticate: Authenticate;
+  /** Peers whose X-Forwarded-For names the client (none: the peer is the client). */
+  proxies?: TrustedProxies;
   /** A directory of the service's own where streamed bodies spill what the socket delivers faster
    * than the handler consumes (files are unlinked on creation). */
   spillDir: string;
@@ -174,11 +180,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     throw new HttpError('validation_failed', validationMessage(v, where));
   };
 
-  const run = async (route: RouteSpec, req: Req, authorization: string, contentType: string, body: Buffer | null) => {
-    // `signature` and `writeKey` routes authenticate in their handler (the credential is not a bearer).
-    req.principal = route.auth.includes('none') || route.auth.includes('signature') || route.auth.includes('writeKey')
-      ? NO_PRINCIPAL
-      : await opts.authenticate(authorization, route);
+  /** `principal`: what the headers' credential resolved to, started before the body was read. */
+  const run = async (route: RouteSpec, req: Req, principal: Principal | Promise<Principal>, contentType: string, body: Buffer | null) => {
+    req.principal = await principal;
     if (route.streamBody) { /* req.stream is set by the front end */ }
     else if (route.rawBody) req.raw = body;
     else if (BODY_METHODS.has(req.method) && route.optionalBody && (!body || body.length === 0)) req.body = { data: {} };
@@ -226,14 +230,26 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       ex.respond = (a) => { respond(a); observe(route.path, method, a.status, (performance.now() - t0) / 1000); };
     }
     // Headers are read now: uWS frees the request when this call returns.
-    const authorization = ex.header('authorization');
     const contentType = ex.header('content-type');
     const contentLength = ex.header('content-length');
     const req: Req = {
       method, path, requestId, params: m.params, query: parseQuery(ex.query), body: undefined,
       raw: null, stream: null, headers: route.allHeaders ? ex.headers() : {}, principal: NO_PRINCIPAL,
     };
-    if (route.allHeaders) req.remoteAddress = ex.remoteAddress();
+    // `signature` and `writeKey` routes authenticate in their handler (the credential is not a bearer).
+    const bearer = !(route.auth.includes('none') || route.auth.includes('signature') || route.auth.includes('writeKey'));
+    const peer = bearer || route.allHeaders ? ex.remoteAddress() : '';
+    const address = opts.proxies && peer ? opts.proxies.client(peer, ex.header('x-forwarded-for')) : peer;
+    if (route.allHeaders) { req.remoteAddress = peer; req.clientAddress = address; }
+    // The credential is judged from the headers before any of the body is read: a bad one costs
+    // no body (the connection is closed instead), and a pending lookup holds the body back.
+    let principal: Principal | Promise<Principal> = NO_PRINCIPAL;
+    if (bearer) {
+      try { principal = opts.authenticate(ex.header('authorization'), route, address); }
+      catch (err) { sendError(ex, requestId, err, BODY_METHODS.has(method)); return; }
+      // Awaited where it is used; an answer given first (413) leaves it unobserved.
+      if (principal instanceof Promise) principal.catch(() => {});
+    }
     // In flight from here until answered or abandoned; released exactly once.
     inFlight++;
     let released = false;
@@ -242,11 +258,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     // A client that vanishes before its body is complete leaves no handler running: release now,
     // or graceful shutdown would wait for it. Once the handler runs, it releases when it ends.
     ex.onAborted(() => { req.aborted = true; if (!complete) release(); });
+    // A streamed body may still be arriving when its handler (or its auth) fails: such an answer
+    // closes the connection rather than read the rest.
+    let bodyDone = !BODY_METHODS.has(method) || !route.streamBody;
     const finish = (p: Promise<Reply>) => {
       complete = true;
-      p.then((reply) => send(ex, requestId, reply), (err) => sendError(ex, requestId, err)).finally(release);
+      p.then((reply) => send(ex, requestId, reply), (err) => sendError(ex, requestId, err, !bodyDone)).finally(release);
     };
-    if (!BODY_METHODS.has(method)) { finish(run(route, req, authorization, contentType, null)); return; }
+    if (!BODY_METHODS.has(method)) { finish(run(route, req, principal, contentType, null)); return; }
 
     const limit = route.bodyLimit ?? opts.bodyLimit;
     const tooLarge = () => new HttpError(route.bodyLimitCode ?? 'payload_too_large', `body exceeds ${limit} bytes`);
@@ -260,6 +279,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       release();
       return;
     }
+    if (principal instanceof Promise) {
+      // The body is paused (below, once onData is set: uWS wants it during this call) until the
+      // lookup ends; these callbacks run after that.
+      principal.then(() => { if (!released) ex.resume(); }, (err) => {
+        // Refused before the body was complete: answer now and close; a complete body's run answers it.
+        if (complete || released) return;
+        sendError(ex, requestId, err, true);
+        release();
+      });
+    }
     if (route.streamBody) {
       // The handler reads while the body arrives; the limit is checked per chunk and answered at
       // once (the handler's reader then fails and it cleans up what it stored).
@@ -270,6 +299,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       ex.onAborted(() => { req.aborted = true; body.fail(new HttpError('malformed_request', 'the client closed the request')); });
       ex.onData((chunk, isLast) => {
         if (over) return;
+        if (isLast) bodyDone = true;
         size += chunk.byteLength;
         if (size > limit) {
           over = true;
@@ -280,7 +310,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         }
         body.push(chunk, isLast);
       });
-      finish(run(route, req, authorization, contentType, null).finally(() => body.close()));
+      if (principal instanceof Promise) ex.pause();
+      finish(run(route, req, principal, contentType, null).finally(() => body.close()));
       return;
     }
     const chunks: Buffer[] = [];
@@ -296,8 +327,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         return;
       }
       if (chunk.byteLength) chunks.push(chunk);
-      if (last) finish(run(route, req, authorization, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      if (last) finish(run(route, req, principal, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     });
+    if (principal instanceof Promise) ex.pause();
   };
 
   return {

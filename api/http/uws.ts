@@ -66,6 +66,7 @@ class UwsExchange implements Exchange {
   readonly path: string;
   readonly query: string;
   private done = false;
+  private paused = false;
   private aborted?: () => void;
 
   constructor(private readonly res: HttpResponse, private readonly req: HttpRequest) {
@@ -84,13 +85,16 @@ class UwsExchange implements Exchange {
     // uWS reuses the chunk's memory after the callback: hand out a copy.
     this.res.onData((ab, isLast) => cb(ab.byteLength ? Buffer.from(ab.slice(0)) : EMPTY, isLast));
   }
-  pause() { if (!this.done) this.res.pause(); }
-  resume() { if (!this.done) this.res.resume(); }
+  pause() { if (!this.done) { this.res.pause(); this.paused = true; } }
+  resume() { if (!this.done) { this.res.resume(); this.paused = false; } }
 
   respond(a: Answer) {
     if (this.done) return;
     this.done = true;
     const res = this.res;
+    // A paused socket does not flush: an answer given while the body is held back (a refused
+    // credential) would never leave.
+    if (this.paused) { res.resume(); this.paused = false; }
     res.cork(() => {
       res.writeStatus(statusLine(a.status));
       res.writeHeader('x-request-id', a.requestId);

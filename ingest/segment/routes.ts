@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Bind } from '../../api/routes/deps.js';
 import type { HttpError } from '../../api/http/errors.js';
+import type { Origin } from '../../api/http/proxies.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../../api/http/server.js';
 import type { Logger } from '../../lib/log.js';
 import type { IngestCall } from '../../pipeline/types.js';
@@ -34,6 +35,8 @@ export interface SegmentDeps {
   corsOrigins: string;
   /** Maps a thrown error to an answer (outages -> 503); undefined for a bug (500). */
   mapError: (err: unknown) => HttpError | undefined;
+  /** Where browsers reach this service (forwarded headers count only from trusted proxies). */
+  origin: (req: Req) => Origin;
 }
 
 const SHORT: Record<SegmentType, string> = { identify: 'i', track: 't', page: 'p', screen: 's', group: 'g', alias: 'a' };
@@ -198,8 +201,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     const key = req.params.writeKey!;
     const info = await authenticate(key, h);
     if (isReply(info)) return info;
-    const host = req.headers['x-forwarded-host'] || req.headers.host || '127.0.0.1';
-    const protocol = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+    const { host, protocol } = d.origin(req);
     const doc = {
       integrations: { 'Segment.io': { apiKey: key, apiHost: `${host}/segment/v1`, protocol, unbundledIntegrations: [], addBundledMetadata: false, maybeBundledConfigIds: {} } },
       plan: { track: { __default: { enabled: true, integrations: {} } }, identify: { __default: { enabled: true } }, group: { __default: { enabled: true } } },
@@ -211,7 +213,9 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
       legacyVideoPluginsEnabled: false,
       remotePlugins: [],
     };
-    return { status: 200, raw: JSON.stringify(doc), contentType: 'application/json', headers: h };
+    // The document names the write key and depends on the request's host: the browser may keep it
+    // a minute, a shared cache never (it could not know which headers it was built from).
+    return { status: 200, raw: JSON.stringify(doc), contentType: 'application/json', headers: { ...h, 'cache-control': 'private, max-age=60' } };
   }), { allHeaders: true });
   preflight('/segment/v1/projects/{writeKey}/settings');
 }

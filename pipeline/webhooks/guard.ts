@@ -4,7 +4,14 @@
 // and the connection (rebinding) cannot reach a refused address. Only global unicast passes:
 // loopback, private, link-local (cloud metadata 169.254.169.254), unique-local (fd00:ec2::254),
 // carrier-grade NAT, multicast, unspecified, broadcast, reserved and the IPv6 ranges that embed an
-// IPv4 address (6to4, NAT64, Teredo) are all refused.
+// IPv4 address are all refused. IPv4-mapped (::ffff:0:0/96) is judged as the IPv4 it carries (the
+// socket reaches exactly that address). Every other embedding is refused whatever it embeds, not
+// decoded and judged: IPv4-compatible ::/96 (deprecated since RFC 4291, ipaddr.js calls it
+// unicast), 6to4 2002::/16, Teredo 2001::/32 (its IPv4 is obfuscated), NAT64 64:ff9b::/96 and
+// 64:ff9b:1::/48, SIIT ::ffff:0:0:0/96. No real receiver needs them, while a relay or translator
+// in the path would carry the request to the embedded (possibly private) IPv4. Network-specific
+// NAT64 prefixes (RFC 6052 §2.2) cannot be told from global unicast; operators running one refuse
+// it at the network.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -18,11 +25,20 @@ export type Target =
   /** Resolution failed (e.g. NXDOMAIN): a failed attempt that may succeed later. */
   | { ok: false; refused: false; reason: string };
 
+// ::/96 (RFC 4291 §2.5.5.1, deprecated): ::7f00:1 is 127.0.0.1 to some stacks and relays.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
+
+/** IPv6 text in its canonical form: ipaddr.js reads a dotted tail such as `::8.8.8.8` as
+ * IPv4-mapped, while the socket would reach the IPv4-compatible ::808:808. */
+const canonical = (address: string) => (isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address);
+
 /** Why an address may not be reached, or undefined when it is global unicast. */
 export function addressRefusal(address: string): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
-  try { parsed = ipaddr.process(address); } catch { return `${address} is not an IP address`; }
-  const range = parsed.range();
+  try { parsed = ipaddr.process(canonical(address)); } catch { return `${address} is not an IP address`; }
+  let range: string = parsed.range();
+  // ipaddr.js has no name for ::/96 and calls it unicast (:: and ::1 keep their own names).
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && parsed.match(IPV4_COMPATIBLE)) range = 'ipv4Compatible';
   if (range === 'unicast') return undefined;
   const shown = parsed.toString() === address ? address : `${address} (${parsed.toString()})`;
   return `${shown} is a ${range} address`;

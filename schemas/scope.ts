@@ -1,0 +1,20 @@
+// Which routes the org deploy key may call. The contract gives it the release lifecycle only
+// (interface.md "Authentication", decisions §1-2 and §12): executions (list, one, cancel),
+// artifacts (HEAD, PUT), journeys (list, one, enable/disable) and `GET /v1/users/me`. Everything
+// else answers 403 `deploy_key_scope` (operator routes 401, like every org credential). Auth
+// enforces this table and routes.ts refuses a route whose `auth` disagrees with it, so the served
+// rule, the OpenAPI document and the contract cannot drift apart.
+export const DEPLOY_KEY_ROUTES: ReadonlySet<string> = new Set([
+  'GET /v1/executions',
+  'GET /v1/executions/{id}',
+  'POST /v1/executions/{id}/cancel',
+  'HEAD /v1/artifacts/{digest}',
+  'PUT /v1/artifacts/{digest}',
+  'GET /v1/journeys',
+  'GET /v1/journeys/{key}',
+  'PATCH /v1/journeys/{key}',
+  'GET /v1/users/me',
+]);
+
+/** Whether the deploy key may call the route of this method and path template. */
+export const deployKeyMayCall = (method: string, path: string): boolean => DEPLOY_KEY_ROUTES.has(`${method} ${path}`);
