@@ -1,5 +1,7 @@
 // Session tokens of an external identity provider: verified against its JWKS (served here on
 // loopback), org and role read from the configured claims; tokens of other issuers or keys refused.
+// HEADWATER_JWT_AUDIENCE is set: a token must name headwater's audience (a token the IdP minted for
+// another application is refused).
 import t from 'tap';
 import http from 'node:http';
 import { generateKeyPair, exportJWK, SignJWT } from 'jose';
@@ -12,13 +14,14 @@ const jwks = http.createServer((_req, res) => { res.setHeader('content-type', 'a
 await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', () => r()));
 const jwksUrl = `http://127.0.0.1:${(jwks.address() as { port: number }).port}/jwks.json`;
 const ISSUER = 'https://idp.example.test';
+const AUDIENCE = 'https://headwater.example.test';
 
-const s = await startServer([], { HEADWATER_JWT_ISSUER: ISSUER, HEADWATER_JWKS_URL: jwksUrl, HEADWATER_JWT_ORG_CLAIM: 'o', HEADWATER_JWT_ROLE_CLAIM: 'r' });
+const s = await startServer([], { HEADWATER_JWT_ISSUER: ISSUER, HEADWATER_JWKS_URL: jwksUrl, HEADWATER_JWT_ORG_CLAIM: 'o', HEADWATER_JWT_ROLE_CLAIM: 'r', HEADWATER_JWT_AUDIENCE: AUDIENCE });
 t.teardown(async () => { await s.close(); jwks.close(); });
 const org = await createOrg(s);
 
 const sign = (claims: Record<string, unknown>, key = privateKey, iss = ISSUER, exp = '10m') =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(iss).setSubject('user_ext_1')
+  new SignJWT({ aud: AUDIENCE, ...claims }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(iss).setSubject('user_ext_1')
     .setIssuedAt().setExpirationTime(exp).sign(key);
 
 t.test('an external admin token works with its org and role', async (t) => {
@@ -46,10 +49,18 @@ t.test('refused: wrong key, wrong issuer, expired, missing claims, bad role', as
     ['expired', sign({ o: org.org.id, r: 'org:admin' }, privateKey, ISSUER, '-1m')],
     ['no org claim', sign({ r: 'org:admin' })],
     ['unknown role', sign({ o: org.org.id, r: 'owner' })],
+    ['no audience', sign({ o: org.org.id, r: 'org:admin', aud: undefined })],
+    ['another application\'s audience', sign({ o: org.org.id, r: 'org:admin', aud: 'https://crm.example.test' })],
+    ['audience list without headwater', sign({ o: org.org.id, r: 'org:admin', aud: ['https://crm.example.test', 'https://wiki.example.test'] })],
   ];
   for (const [name, p] of cases) {
     const r = await call(s.url, 'GET', '/v1/apps', { token: await p });
     t.equal(r.status, 401, name);
     t.equal(r.body.error.code, 'invalid_key', name);
   }
+});
+
+t.test('an audience list that names headwater is accepted', async (t) => {
+  const token = await sign({ o: org.org.id, r: 'org:member', aud: ['https://crm.example.test', AUDIENCE] });
+  t.equal((await call(s.url, 'GET', '/v1/users/me', { token })).status, 200);
 });

@@ -119,6 +119,48 @@ t.test('the secret is stored encrypted, never in clear', { skip: !pool && 'no di
   t.match(row.secret_enc, /^v1:/, 'an encrypted blob');
 });
 
+t.test('a URL password is a secret: masked in every answer, stored encrypted, sent as Basic auth', async (t) => {
+  const org = await createOrg(s);
+  const rcv = await receiverFor(t);
+  const password = 'hunter2-S3cret%/x';
+  const withPass = `http://bob:${encodeURIComponent(password)}@${rcv.url.slice('http://'.length)}/in`;
+  const masked = `http://bob:***@${rcv.url.slice('http://'.length)}/in`;
+  const created = await api(org.sessions.admin)('POST', '/v1/webhooks', { name: 'basic', config: { url: withPass } });
+  t.equal(created.status, 201);
+  t.equal(created.body.data.config.url, masked, 'create answers the URL masked');
+  const id = created.body.data.id;
+  rcv.secret = created.body.data.signingSecret;
+  for (const [who, token] of [['admin', org.sessions.admin], ['member', org.sessions.member]] as const) {
+    const one = await api(token)('GET', `/v1/webhooks/${id}`);
+    t.equal(one.body.data.config.url, masked, `${who} fetch: masked`);
+    const list = await api(token)('GET', '/v1/webhooks');
+    t.equal(list.body.data[0].config.url, masked, `${who} list: masked`);
+    t.notOk(list.text.includes('hunter2'), `${who}: the password is in no answer`);
+  }
+  if (pool) {
+    const row = (await pool.query('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0];
+    t.notOk(JSON.stringify(row).includes('hunter2'), 'the password is stored in no column in clear');
+    t.match(row.url_password_enc, /^v1:/, 'it is an encrypted blob');
+  }
+  // The receiver gets the real password as Basic auth.
+  const d = await sendTest(org, id);
+  t.match(await settled(org, id, d.id), { status: 'succeeded' }, 'delivered');
+  t.equal(rcv.hits.at(-1)?.authorization, `Basic ${Buffer.from(`bob:${password}`).toString('base64')}`, 'Basic auth with the stored password');
+  // A config round trip (the mask sent back) keeps the password; a rename answers masked too.
+  const renamed = await api(org.sessions.admin)('PATCH', `/v1/webhooks/${id}`, { name: 'basic2', config: { url: masked } });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.data.config.url, masked, 'patch answers masked');
+  const d2 = await sendTest(org, id);
+  await settled(org, id, d2.id);
+  t.equal(rcv.hits.at(-1)!.authorization, `Basic ${Buffer.from(`bob:${password}`).toString('base64')}`, 'the mask kept the stored password');
+  // A URL without a password drops it.
+  const plain = await api(org.sessions.admin)('PATCH', `/v1/webhooks/${id}`, { config: { url: `${rcv.url}/in` } });
+  t.equal(plain.body.data.config.url, `${rcv.url}/in`, 'no password, nothing masked');
+  const d3 = await sendTest(org, id);
+  await settled(org, id, d3.id);
+  t.equal(rcv.hits.at(-1)!.authorization, '', 'no Basic auth any more');
+});
+
 t.test('auth: 401, deploy key 403 deploy_key_scope, member 403 on mutations, other org 404', async (t) => {
   const org = await createOrg(s);
   const w = await hook(org, 'http://x.example.com/');

@@ -1,6 +1,6 @@
 // Outbound webhooks: the registry (names unique per org, a signing secret shown once and kept
 // encrypted), the test send and the deliveries list. Sending is the pipeline's sender.
-import { enqueue, newSigningSecret, skipWaiting, toDelivery } from '../../pipeline/webhooks/mod.js';
+import { enqueue, maskPassword, MASK, newSigningSecret, skipWaiting, splitPassword, toDelivery } from '../../pipeline/webhooks/mod.js';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { isUnique } from '../../pipeline/store/errors.js';
@@ -8,8 +8,9 @@ import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
+// A URL's password is write-only: answers show it as *** (members read webhooks too).
 const webhookOut = (r: any, signingSecret?: string) => ({
-  id: r.id, orgId: r.org_id, name: r.name, config: { url: r.url }, webhookPayloadVersion: r.payload_version,
+  id: r.id, orgId: r.org_id, name: r.name, config: { url: maskPassword(r.url, r.url_password_enc != null) }, webhookPayloadVersion: r.payload_version,
   disabledAt: r.disabled_at, createdAt: r.created_at, updatedAt: r.updated_at,
   ...(signingSecret === undefined ? {} : { signingSecret }),
 });
@@ -46,11 +47,12 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
     noNul(name, 'body /data/name');
     checkUrl(config.url);
     const secret = newSigningSecret();
+    const { url, password } = splitPassword(config.url);
     try {
       const r = await d.pool.query(
-        `INSERT INTO webhooks (id, org_id, name, url, secret_enc, payload_version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 1, now(), now()) RETURNING *`,
-        [newId('whk'), orgId, name, config.url, d.secrets.encrypt(secret)]);
+        `INSERT INTO webhooks (id, org_id, name, url, url_password_enc, secret_enc, payload_version, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 1, now(), now()) RETURNING *`,
+        [newId('whk'), orgId, name, url, password ? d.secrets.encrypt(password) : null, d.secrets.encrypt(secret)]);
       return { status: 201, data: webhookOut(r.rows[0], secret) };
     } catch (e) {
       if (isUnique(e)) throw nameTaken(name);
@@ -76,20 +78,28 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
   bind('PATCH', '/v1/webhooks/{id}', async (req) => {
     const orgId = req.principal.orgId!;
     const id = req.params.id!;
-    await getRow(orgId, id);
+    const before = await getRow(orgId, id);
     const body = req.body.data as { name?: string; config?: { url: string }; enabled?: boolean };
     noNul(body.name, 'body /data/name');
     if (body.config) checkUrl(body.config.url);
+    // A row written before passwords were split off holds it inline: sealed on its next change.
+    const legacyPassword = (stored: string) => { const p = splitPassword(stored).password; return p ? d.secrets.encrypt(p) : null; };
+    // A new URL brings its own password; the mask sent back (a config round trip) keeps the stored one.
+    const split = body.config ? splitPassword(body.config.url) : undefined;
+    const passwordEnc = !split ? undefined
+      : split.password === MASK ? before.url_password_enc ?? legacyPassword(before.url)
+        : split.password ? d.secrets.encrypt(split.password) : null;
     try {
       const row = await tx(d.pool, async (c) => {
         // enabled: true resumes and forgets past failures; false disables (keeping the first disabledAt).
         const r = await c.query(
           `UPDATE webhooks SET name = COALESCE($3, name), url = COALESCE($4, url),
+             url_password_enc = CASE WHEN $6::boolean THEN $7 ELSE url_password_enc END,
              disabled_at = CASE WHEN $5::boolean IS NULL THEN disabled_at WHEN $5 THEN NULL ELSE COALESCE(disabled_at, now()) END,
              consecutive_failures = CASE WHEN $5::boolean THEN 0 ELSE consecutive_failures END,
              updated_at = now()
            WHERE org_id = $1 AND id = $2 RETURNING *`,
-          [orgId, id, body.name ?? null, body.config?.url ?? null, body.enabled ?? null]);
+          [orgId, id, body.name ?? null, split?.url ?? null, body.enabled ?? null, split !== undefined, passwordEnc ?? null]);
         if (!r.rows[0]) throw notFound('webhook');
         if (body.enabled === false) await skipWaiting(c, [id]);
         return r.rows[0];

@@ -1,6 +1,7 @@
 // Outbound webhooks: signing secrets, the SSRF guard, the durable delivery outbox and the sender
 // that drains it.
 export { newSigningSecret, sign, signingKey } from './sign.js';
+export { maskPassword, splitPassword, MASK } from './url.js';
 export { addressRefusal, bareHost, resolveTarget, type Address, type Target } from './guard.js';
 export { parseRetryAfter, post, type Attempt } from './send.js';
 export {

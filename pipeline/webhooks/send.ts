@@ -53,6 +53,10 @@ const reasonOf = (err: unknown) => {
   return e.code && e.message && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : (e.message ?? String(err));
 };
 
+/** A user name or password as written: a stray `%` (not an escape) is kept, never a throw that
+ * would leave the delivery unsent and uncounted. */
+const decodeUserinfo = (v: string) => { try { return decodeURIComponent(v); } catch { return v; } };
+
 export async function post(o: PostOptions): Promise<Attempt> {
   const started = Date.now();
   let u: URL;
@@ -77,7 +81,7 @@ export async function post(o: PostOptions): Promise<Attempt> {
     const req = (secure ? https : http).request({
       protocol: u.protocol, hostname: host, port: u.port || (secure ? 443 : 80), path: u.pathname + u.search, method: 'POST',
       headers: { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) },
-      auth: u.username ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined,
+      auth: u.username ? `${decodeUserinfo(u.username)}:${decodeUserinfo(u.password)}` : undefined,
       lookup: pinned(target.addresses),
       agent: secure ? o.agents.https : o.agents.http,
       signal: o.signal,

@@ -11,6 +11,7 @@ import { backoffDelay, MAX_RETRY_DELAY_MS, settleSends, startPassLoop } from '..
 import { claim, complete, type Claimed, type Outcome } from './store.js';
 import { newAgents, post, type Attempt } from './send.js';
 import { sign, signingKey } from './sign.js';
+import { withPassword } from './url.js';
 
 export interface SenderOptions {
   pool: pg.Pool;
@@ -125,8 +126,9 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       let key = keys.get(c.secretEnc);
       try {
         if (!key) { key = signingKey(o.decrypt(c.secretEnc)); keys.set(c.secretEnc, key); }
+        if (c.passwordEnc) c.url = withPassword(c.url, o.decrypt(c.passwordEnc));
       } catch {
-        // Another process with another HEADWATER_SECRET_KEY wrote this secret: leave it to one that can read it.
+        // Another process with another HEADWATER_SECRET_KEY wrote this secret (or the URL's password): leave it to one that can read it.
         if (!unreadable.has(c.webhookId)) o.log.warn('webhook secret unreadable in this process (HEADWATER_SECRET_KEY differs); leaving its deliveries to others', { webhookId: c.webhookId });
         unreadable.set(c.webhookId, Date.now() + UNREADABLE_MS);
         done.push({ id: c.id, token, kind: 'release' });

@@ -71,7 +71,8 @@ export async function enqueue(q: Q, input: EnqueueInput): Promise<EnqueueResult>
 }
 
 /** A claimed delivery with what sending it needs. */
-export interface Claimed { id: string; webhookId: string; attempts: number; body: string; url: string; secretEnc: string }
+/** `url` without its password; `passwordEnc` the encrypted password, when the URL has one. */
+export interface Claimed { id: string; webhookId: string; attempts: number; body: string; url: string; secretEnc: string; passwordEnc: string | null }
 
 export interface ClaimOptions {
   limit: number;
@@ -116,12 +117,12 @@ export async function claim(q: Q, o: ClaimOptions): Promise<Claimed[]> {
        lease_until = CASE WHEN w.disabled_at IS NULL THEN now() + $7::int * interval '1 millisecond' END,
        lease_token = CASE WHEN w.disabled_at IS NULL THEN $8 END
      FROM pick, webhooks w WHERE d.id = pick.id AND w.id = d.webhook_id
-     RETURNING d.id, d.webhook_id, d.attempts, d.body, d.status, w.url, w.secret_enc`,
+     RETURNING d.id, d.webhook_id, d.attempts, d.body, d.status, w.url, w.secret_enc, w.url_password_enc`,
     [o.limit, ids, used, o.exclude, Math.max(o.limit * 4, 100), o.perWebhook, o.leaseMs, o.token, DISABLED_REASON]);
   const out: Claimed[] = [];
   for (const x of r.rows) {
     if (x.status !== 'pending') continue;
-    out.push({ id: x.id, webhookId: x.webhook_id, attempts: x.attempts, body: x.body, url: x.url, secretEnc: x.secret_enc });
+    out.push({ id: x.id, webhookId: x.webhook_id, attempts: x.attempts, body: x.body, url: x.url, secretEnc: x.secret_enc, passwordEnc: x.url_password_enc ?? null });
   }
   return out;
 }

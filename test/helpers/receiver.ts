@@ -8,6 +8,8 @@ export interface Hit {
   id: string;
   timestamp: string;
   signature: string;
+  /** The Authorization header ('' when none): Basic for URLs with user:pass@. */
+  authorization: string;
   body: string;
   json: any;
   /** Verified by standardwebhooks with the receiver's secret (false without one). */
@@ -57,7 +59,7 @@ export async function startReceiver(respond: Respond = () => ({ status: 200 }), 
       }
       let json: any;
       try { json = JSON.parse(body); } catch { json = undefined; }
-      const hit: Hit = { id: h('webhook-id'), timestamp: h('webhook-timestamp'), signature: h('webhook-signature'), body, json, verified, at: Date.now(), path: req.url ?? '' };
+      const hit: Hit = { id: h('webhook-id'), timestamp: h('webhook-timestamp'), signature: h('webhook-signature'), authorization: h('authorization'), body, json, verified, at: Date.now(), path: req.url ?? '' };
       r.hits.push(hit);
       const a = r.respond(hit, r.hits.length - 1);
       if (a === 'hang') { hanging.add(res); return; }
