@@ -26,6 +26,7 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookConcurrency: number;
   webhookConcurrencyPerWebhook: number;
+  webhookConcurrencyPerOrg: number;
   webhookPollMs: number;
   smtpUrl?: string;
   emailFrom: string;
@@ -38,6 +39,8 @@ export interface Config {
   journeyMemoryMb: number;
   journeyLeaseMs: number;
   journeyPollMs: number;
+  journeyMaxRestarts: number;
+  journeyRestartsPerMinute: number;
   jwtIssuer?: string;
   jwksUrl?: string;
   jwtOrgClaim: string;
@@ -80,6 +83,7 @@ export const OPTIONS: Opt[] = [
   { key: 'webhookTimeoutMs', flag: '--webhook-timeout-ms', env: 'HEADWATER_WEBHOOK_TIMEOUT_MS', def: '15000', kind: 'int', help: 'deadline of one delivery attempt (resolve, connect, answer), milliseconds' },
   { key: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'HEADWATER_WEBHOOK_CONCURRENCY', def: '64', kind: 'int', help: 'outbound webhook requests in flight per process' },
   { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '8', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
+  { key: 'webhookConcurrencyPerOrg', flag: '--webhook-concurrency-per-org', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_ORG', def: '32', kind: 'int', help: 'requests in flight per org per process (at most the concurrency), so one org\'s slow receivers leave the other slots to other orgs; due deliveries are taken round-robin across orgs' },
   { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds' },
   { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail (smtp://user:pass@host:587, smtps://...); when unset e-mails are kept in the local outbox (status stored), never sent' },
   { key: 'emailFrom', flag: '--email-from', env: 'HEADWATER_EMAIL_FROM', def: 'headwater@localhost', kind: 'string', help: 'From address of journey e-mail (also the domain of its Message-ID)' },
@@ -92,6 +96,8 @@ export const OPTIONS: Opt[] = [
   { key: 'journeyMemoryMb', flag: '--journey-memory-mb', env: 'HEADWATER_JOURNEY_MEMORY_MB', def: '32', kind: 'int', help: 'memory cap of one journey sandbox, MiB; journey_memory_exceeded past it' },
   { key: 'journeyLeaseMs', flag: '--journey-lease-ms', env: 'HEADWATER_JOURNEY_LEASE_MS', def: '60000', kind: 'int', help: 'how long a process holds an execution it activates; one left by a dead process is activated again after it (at least the timeout)' },
   { key: 'journeyPollMs', flag: '--journey-poll-ms', env: 'HEADWATER_JOURNEY_POLL_MS', def: '250', kind: 'int', help: 'how often the timer store is looked at for due executions (timers, answered waits, other processes\' triggers), milliseconds' },
+  { key: 'journeyMaxRestarts', flag: '--journey-max-restarts', env: 'HEADWATER_JOURNEY_MAX_RESTARTS', def: '10000', kind: 'int', help: 'ctx.restart() calls per execution; the next one fails it with journey_error (restarts are also spaced out: 10 ms doubling up to 1 s)' },
+  { key: 'journeyRestartsPerMinute', flag: '--journey-restarts-per-minute', env: 'HEADWATER_JOURNEY_RESTARTS_PER_MINUTE', def: '30', kind: 'int', help: 'ctx.restart() calls per minute of an execution\'s run time (counted from its start, at least one minute); past it the execution fails with journey_error' },
   { key: 'jwtIssuer', flag: '--jwt-issuer', env: 'HEADWATER_JWT_ISSUER', def: undefined, kind: 'string', help: 'issuer (iss) of an external identity provider whose session JWTs are accepted' },
   { key: 'jwksUrl', flag: '--jwks-url', env: 'HEADWATER_JWKS_URL', def: undefined, kind: 'string', help: 'JWKS URL of that identity provider' },
   { key: 'jwtOrgClaim', flag: '--jwt-org-claim', env: 'HEADWATER_JWT_ORG_CLAIM', def: 'org_id', kind: 'string', help: 'claim holding the org id in external session tokens' },
@@ -150,12 +156,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`--operator-token / HEADWATER_OPERATOR_TOKEN is ${cfg.operatorToken.trim().length} characters; use at least ${MIN_OPERATOR_TOKEN} (e.g. openssl rand -hex 32), or unset it to have one generated`);
   }
   if (cfg.operatorToken !== undefined) cfg.operatorToken = cfg.operatorToken.trim();
-  for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookPollMs', 'emailAttempts', 'emailPollMs'] as const) {
+  for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookConcurrencyPerOrg', 'webhookPollMs', 'emailAttempts', 'emailPollMs'] as const) {
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
   if (cfg.journeyThreads < 1) cfg.journeyThreads = 1;
-  for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs'] as const) {
+  for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs', 'journeyMaxRestarts', 'journeyRestartsPerMinute'] as const) {
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
   if (cfg.journeyLeaseMs < cfg.journeyTimeoutMs) throw new ConfigError(`--journey-lease-ms (${cfg.journeyLeaseMs}) must be at least --journey-timeout-ms (${cfg.journeyTimeoutMs})`);
@@ -189,7 +195,7 @@ export function configHelp(): string {
 export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' | 'decrypt'> {
   return {
     attempts: c.webhookAttempts, backoffMs: c.webhookBackoffMs, disableAfter: c.webhookDisableAfter, timeoutMs: c.webhookTimeoutMs,
-    concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
+    concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, perOrg: c.webhookConcurrencyPerOrg, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
   };
 }
 
@@ -202,6 +208,7 @@ export function emailSettings(c: Config): Omit<EmailSenderOptions, 'pool' | 'log
 export function journeySettings(c: Config) {
   return {
     threads: c.journeyThreads, leaseMs: c.journeyLeaseMs, pollMs: c.journeyPollMs,
+    restarts: { max: c.journeyMaxRestarts, perMinute: c.journeyRestartsPerMinute },
     limits: { fuel: c.journeyFuel, wallMs: c.journeyTimeoutMs, memoryBytes: c.journeyMemoryMb * 1024 * 1024 },
   };
 }

@@ -1,6 +1,7 @@
 // The e-mail sender: a long-lived loop that claims due `pending` e-mails from the outbox, hands
 // each to the SMTP transport (nodemailer, pooled connections) outside any transaction, and writes
-// the outcomes back in batches. Every process that runs one (serve, worker) shares the outbox;
+// the outcomes back in batches. Claims are round-robin across orgs and each org holds at most half
+// of the sending slots, so one org's backlog or slow messages leave the rest to other orgs. Every process that runs one (serve, worker) shares the outbox;
 // claims and leases keep two from sending one e-mail at the same time. Delivery towards SMTP is
 // at least once: a process that dies after the server accepted a message but before recording it
 // leaves the row leased; when the lease expires it is sent again with the same Message-ID header
@@ -41,6 +42,8 @@ export interface EmailSender {
 }
 
 const CLOSE_GRACE_MS = 2_000;
+/** The share of the sending slots one org may hold (at least one slot). */
+const ORG_SHARE = 0.5;
 
 /** `<eml_...@domain-of-from>`: the same on every attempt of one e-mail. */
 export function messageIdOf(id: string, from: string): string {
@@ -67,6 +70,14 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
   const pollMs = Math.max(1, o.pollMs ?? 1000);
   const concurrency = Math.max(1, o.concurrency ?? 4);
   const leaseMs = o.leaseMs ?? 10 * 60_000;
+  const perOrg = Math.max(1, Math.floor(concurrency * ORG_SHARE));
+  /** Sending, and held (sending + claimed ahead), per org. */
+  const sendingOrg = new Map<string, number>();
+  const heldOrg = new Map<string, number>();
+  const bump = (m: Map<string, number>, k: string, by: number) => {
+    const n = (m.get(k) ?? 0) + by;
+    if (n <= 0) m.delete(k); else m.set(k, n);
+  };
   // Bounded waits, so a silent server fails an attempt long before the lease runs out.
   const transport = nodemailer.createTransport({
     url: o.smtpUrl, pool: true, maxConnections: concurrency,
@@ -93,22 +104,27 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
 
   const send = (c: Claimed, token: string) => {
     const messageId = messageIdOf(c.id, o.from);
+    bump(sendingOrg, c.orgId, 1);
     const p = transport.sendMail({
       from: o.from, to: c.to, subject: c.subject, text: c.text, ...(c.html ? { html: c.html } : {}), messageId, signal: abort.signal,
     }).then(
       () => { done.push({ id: c.id, token, kind: 'sent', messageId }); },
       // Cut by close(): no attempt counted; the next run sends it again.
       (err) => { done.push(loop.closed ? { id: c.id, token, kind: 'release' } : outcomeOf(c, token, err as SmtpError)); },
-    ).finally(() => { sends.delete(p); pump(); loop.wake(); });
+    ).finally(() => { bump(sendingOrg, c.orgId, -1); bump(heldOrg, c.orgId, -1); sends.delete(p); pump(); loop.wake(); });
     sends.add(p);
   };
 
-  /** Starts ready e-mails while slots allow, oldest claimed first. */
+  /** Starts ready e-mails while slots allow, overall and per org, oldest claimed first. */
   const pump = () => {
-    while (!loop.closed && sends.size < concurrency && ready.length > 0) {
-      const r = ready.shift()!;
-      send(r.c, r.token);
+    if (loop.closed) return;
+    let kept = 0;
+    for (let i = 0; i < ready.length; i++) {
+      const r = ready[i]!;
+      if (sends.size < concurrency && (sendingOrg.get(r.c.orgId) ?? 0) < perOrg) send(r.c, r.token);
+      else ready[kept++] = r;
     }
+    ready.length = kept;
   };
 
   /**
@@ -125,8 +141,8 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     const limit = 2 * concurrency - sends.size - ready.length;
     if (!claimNow || limit <= 0) return false;
     const token = randomBytes(12).toString('base64url');
-    const rows = await claim(o.pool, limit, leaseMs, token);
-    for (const c of rows) ready.push({ c, token });
+    const rows = await claim(o.pool, { limit, heldByOrg: heldOrg, perOrg: 2 * perOrg, leaseMs, token });
+    for (const c of rows) { bump(heldOrg, c.orgId, 1); ready.push({ c, token }); }
     pump();
     return rows.length === limit && ready.length < concurrency;
   };

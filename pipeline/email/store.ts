@@ -72,21 +72,44 @@ export async function enqueueEmail(client: Q, o: EmailRequest, opts: EnqueueOpti
 }
 
 /** A claimed e-mail with what sending it needs. */
-export interface Claimed { id: string; attempts: number; to: string; subject: string; html: string; text: string }
+export interface Claimed { id: string; orgId: string; attempts: number; to: string; subject: string; html: string; text: string }
 
-/** Takes up to `limit` due pending e-mails, oldest due first, under a lease of `leaseMs`. */
-export async function claim(q: Q, limit: number, leaseMs: number, token: string): Promise<Claimed[]> {
+export interface ClaimOptions {
+  limit: number;
+  /** E-mails this process already holds (sending or claimed ahead), per org. */
+  heldByOrg: Map<string, number>;
+  perOrg: number;
+  leaseMs: number;
+  token: string;
+}
+
+/**
+ * Takes up to `limit` due pending e-mails under a lease, at most `perOrg` held per org, round-robin
+ * across orgs (each org's oldest due rows, one probe of emails_due_org per org, ranked after what
+ * this process holds for the org), oldest due first within a round: one org's backlog delays
+ * another org's e-mail by at most one round.
+ */
+export async function claim(q: Q, o: ClaimOptions): Promise<Claimed[]> {
+  const orgs = [...o.heldByOrg.keys()];
   const r = await q.query(
-    `WITH pick AS (
-       SELECT id FROM emails
-       WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-       ORDER BY next_attempt_at LIMIT $1
-       FOR UPDATE SKIP LOCKED)
+    `WITH used AS (SELECT * FROM unnest($4::text[], $5::int[]) AS u(org_id, n)),
+     cand AS (
+       SELECT m.id, m.next_attempt_at, COALESCE(u.n, 0) + row_number() OVER (PARTITION BY g.id ORDER BY m.next_attempt_at, m.id) AS slot
+       FROM orgs g LEFT JOIN used u ON u.org_id = g.id
+       CROSS JOIN LATERAL (
+         SELECT id, next_attempt_at FROM emails
+         WHERE org_id = g.id AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+         ORDER BY next_attempt_at LIMIT LEAST($1, GREATEST($6 - COALESCE(u.n, 0), 0))) m),
+     pick AS (
+       SELECT e.id FROM emails e JOIN cand c ON c.id = e.id
+       WHERE c.slot <= $6 AND e.status = 'pending' AND (e.lease_until IS NULL OR e.lease_until < now())
+       ORDER BY c.slot, c.next_attempt_at LIMIT $1
+       FOR UPDATE OF e SKIP LOCKED)
      UPDATE emails e SET lease_until = now() + $2::int * interval '1 millisecond', lease_token = $3
      FROM pick WHERE e.id = pick.id
-     RETURNING e.id, e.attempts, e.to_address, e.subject, e.html, e.text`,
-    [limit, leaseMs, token]);
-  return r.rows.map((x) => ({ id: x.id, attempts: x.attempts, to: x.to_address, subject: x.subject, html: x.html, text: x.text }));
+     RETURNING e.id, e.org_id, e.attempts, e.to_address, e.subject, e.html, e.text`,
+    [o.limit, o.leaseMs, o.token, orgs, orgs.map((k) => o.heldByOrg.get(k)!), o.perOrg]);
+  return r.rows.map((x) => ({ id: x.id, orgId: x.org_id, attempts: x.attempts, to: x.to_address, subject: x.subject, html: x.html, text: x.text }));
 }
 
 /** The outcome of one claimed e-mail. `release` gives the claim back without an attempt. */

@@ -16,6 +16,8 @@ import { createHost, type EmailMessage, type HostExecution } from './host.js';
 import type { WaitRecord } from './landed.js';
 import type { PropsCheck, PropsInput } from './props.js';
 import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+import { claimDue } from './claim.js';
+import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -35,6 +37,8 @@ export interface RunnerOptions {
   pollMs?: number;
   /** This process is the database's only user (embedded): leases left by a previous run are void. */
   sole?: boolean;
+  /** Bounds on `ctx.restart()` per execution (RESTART_DEFAULTS). */
+  restarts?: Partial<RestartLimits>;
 }
 
 export interface Runner {
@@ -47,17 +51,27 @@ interface Row {
   id: string; org_id: string; journey_key: string; version_id: string; app_id: string; source_id: string; profile_id: string;
   environment: 'development' | 'production'; run_id: string; run_seq: number; event: Record<string, unknown>; status: string;
   journal: JournalEntry[]; wait: WaitRecord | null; wake_value: unknown; lease_id: string; attempts: number;
+  started_at: Date;
 }
 
 const RETRY_MAX_MS = 60_000;
 /** Activations in hand per QuickJS thread. */
 const PER_THREAD = 16;
+/**
+ * The share of a runner's activation slots one org may hold: half, so the other half is always
+ * free for the rest when one org's work (a restart loop, a burst of triggers) would fill it.
+ */
+const ORG_SHARE = 0.5;
 
 export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
   const pollMs = o.pollMs ?? 250;
   const capacity = Math.max(1, o.threads) * PER_THREAD;
+  const perOrg = Math.max(1, Math.floor(capacity * ORG_SHARE));
+  const restarts: RestartLimits = { ...RESTART_DEFAULTS, ...o.restarts };
+  /** Activations in hand per org: what a claim counts against the per-org share. */
+  const used = new Map<string, number>();
   // Several activations per thread: one waiting for a host call (a trait write through the
   // ingestion path, a profile read) leaves the thread to the others. Each has a QuickJS runtime of
   // its own, and QuickJS code runs synchronously between awaits, so they never interleave inside it.
@@ -82,18 +96,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const render = (code: string, props: Record<string, unknown>) =>
     pool.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
 
-  const claim = async (n: number): Promise<Row[]> => {
-    const r = await o.pool.query<Row>(
-      `UPDATE executions x SET lease_until = now() + make_interval(secs => $1), lease_id = $3, attempts = x.attempts + 1
-       FROM (SELECT id FROM executions WHERE status IN ('running', 'waiting') AND wake_at <= now()
-               AND (lease_until IS NULL OR lease_until < now())
-             ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) c
-       WHERE x.id = c.id
-       RETURNING x.id, x.org_id, x.journey_key, x.version_id, x.app_id, x.source_id, x.profile_id, x.environment, x.run_id, x.run_seq,
-                 x.event, x.status, x.journal, x.wait, x.wake_value, x.lease_id, x.attempts`,
-      [leaseMs / 1000, n, newId('lse')]);
-    return r.rows;
-  };
+  const claim = (n: number): Promise<Row[]> => claimDue<Row>(o.pool, { limit: n, used, perOrg, leaseMs, leaseId: newId('lse') });
 
   const code = async (row: Row): Promise<string | null> => {
     const hit = codes.get(row.version_id);
@@ -143,7 +146,15 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       return;
     }
     const a = await activate(row, journal, src, now);
-    await save(row, now, a);
+    await save(row, now, a.status === 'restart' ? restartOutcome(row, a) : a);
+  };
+
+  /** A restart past its bounds becomes a failure that says which bound. */
+  const restartOutcome = (row: Row, a: Activation & { status: 'restart' }): Activation | (Activation & { delayMs: number }) => {
+    const d = decideRestart(row.run_seq + 1, new Date(row.started_at).getTime(), Date.now(), restarts);
+    if (d.ok) return { ...a, delayMs: d.delayMs };
+    o.log.warn('journey execution failed: restart bound reached', { execution: row.id, org: row.org_id, message: d.message });
+    return { status: 'failed', code: 'journey_error', message: d.message, journal: a.journal, logs: a.logs, stats: a.stats };
   };
 
   /**
@@ -152,7 +163,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
    * (duplicates of a repeated activation ignored), the outcome written. A new wait is answered at once
    * by an event that reached the inbox while the activation ran (answerWaits takes the same row lock).
    */
-  const save = async (row: Row, began: number, a: Activation): Promise<void> => {
+  const save = async (row: Row, began: number, a: Activation & { delayMs?: number }): Promise<void> => {
     const journal = JSON.stringify(a.journal);
     const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
     const args: unknown[] = [row.id, row.lease_id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)];
@@ -183,7 +194,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       case 'restart':
         set = `status = 'running', run_id = ${p(newId('run'))}, run_seq = x.run_seq + 1, event = COALESCE(${p(a.event ? JSON.stringify(a.event) : null)}::jsonb, x.event),
           journal = '[]'::jsonb, journal_entries = 0, step = 'restart', timer_deadline = NULL, wait = NULL, wake_value = NULL,
-          wake_at = now(), attempts = 0`;
+          wake_at = now() + make_interval(secs => ${p((a.delayMs ?? 0) / 1000)}), attempts = 0`;
         break;
       case 'retry': {
         // The host failed (an outage): the entries recorded so far stand; try again later.
@@ -213,9 +224,15 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
         if (room <= 0) break;
         const rows = await claim(room);
         for (const row of rows) {
+          used.set(row.org_id, (used.get(row.org_id) ?? 0) + 1);
           const p: Promise<void> = runOne(row)
             .catch((err) => o.log.warn('journey activation failed; its lease will expire and it runs again', { execution: row.id, err: String(err) }))
-            .finally(() => { inFlight.delete(p); if (!closed) void tick(); });
+            .finally(() => {
+              const n = (used.get(row.org_id) ?? 1) - 1;
+              if (n <= 0) used.delete(row.org_id); else used.set(row.org_id, n);
+              inFlight.delete(p);
+              if (!closed) void tick();
+            });
           inFlight.add(p);
         }
         if (rows.length === room) again = true;

@@ -1,6 +1,7 @@
 // The delivery engine: a long-lived loop that claims due deliveries from the outbox, sends each
-// outside any transaction with bounded concurrency (overall and per webhook, so one slow receiver
-// holds at most its own slots), and writes the outcomes back in batches. Every process that runs
+// outside any transaction with bounded concurrency (overall, per org and per webhook, so one slow
+// receiver holds at most its own slots and one org's receivers at most the org's share; due
+// deliveries are claimed round-robin across orgs), and writes the outcomes back in batches. Every process that runs
 // one (serve, worker) shares the outbox; claims and leases keep two from sending one delivery at
 // the same time, and a delivery left by a stopped process is taken again when its lease expires.
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,8 @@ export interface SenderOptions {
   timeoutMs: number;
   concurrency: number;
   perWebhook: number;
+  /** Requests in flight per org (capped at `concurrency`); claimed ahead up to twice that. */
+  perOrg: number;
   /** How often the outbox is polled for work other processes enqueued or released. */
   pollMs: number;
   allowPrivate: boolean;
@@ -70,6 +73,10 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
   const inFlight = new Map<string, number>();
   /** In flight + ready, per webhook: what a claim counts against the per-webhook bound. */
   const held = new Map<string, number>();
+  /** The same two counts per org. */
+  const inFlightOrg = new Map<string, number>();
+  const heldOrg = new Map<string, number>();
+  const perOrg = Math.max(1, Math.min(o.perOrg, o.concurrency));
   const sends = new Set<Promise<void>>();
   const done: Outcome[] = [];
   const unreadable = new Map<string, number>();
@@ -82,6 +89,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
   const send = (r: Ready) => {
     const { c, token, key } = r;
     bump(inFlight, c.webhookId, 1);
+    bump(inFlightOrg, c.orgId, 1);
     const ts = Math.floor(Date.now() / 1000);
     const p = post({
       url: c.url, body: c.body, timeoutMs: o.timeoutMs, allowPrivate: o.allowPrivate, agents, signal: abort.signal,
@@ -100,6 +108,8 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     }).finally(() => {
       bump(inFlight, c.webhookId, -1);
       bump(held, c.webhookId, -1);
+      bump(inFlightOrg, c.orgId, -1);
+      bump(heldOrg, c.orgId, -1);
       sends.delete(p);
       pump();
       loop.wake();
@@ -107,13 +117,13 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     sends.add(p);
   };
 
-  /** Starts ready deliveries while slots allow, overall and per webhook, oldest claimed first. */
+  /** Starts ready deliveries while slots allow, overall, per org and per webhook, oldest claimed first. */
   const pump = () => {
     if (loop.closed) return;
     let kept = 0;
     for (let i = 0; i < ready.length; i++) {
       const r = ready[i]!;
-      if (sends.size < o.concurrency && (inFlight.get(r.c.webhookId) ?? 0) < o.perWebhook) send(r);
+      if (sends.size < o.concurrency && (inFlight.get(r.c.webhookId) ?? 0) < o.perWebhook && (inFlightOrg.get(r.c.orgId) ?? 0) < perOrg) send(r);
       else ready[kept++] = r;
     }
     ready.length = kept;
@@ -135,6 +145,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
         continue;
       }
       bump(held, c.webhookId, 1);
+      bump(heldOrg, c.orgId, 1);
       ready.push({ c, token, key });
     }
     pump();
@@ -151,7 +162,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
         const off = new Set(disabled);
         let kept = 0;
         for (const r of ready) {
-          if (off.has(r.c.webhookId)) { bump(held, r.c.webhookId, -1); done.push({ id: r.c.id, token: r.token, kind: 'release' }); } else ready[kept++] = r;
+          if (off.has(r.c.webhookId)) { bump(held, r.c.webhookId, -1); bump(heldOrg, r.c.orgId, -1); done.push({ id: r.c.id, token: r.token, kind: 'release' }); } else ready[kept++] = r;
         }
         ready.length = kept;
       }
@@ -176,7 +187,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
       const exclude: string[] = [];
       for (const [w, n] of held) if (n >= 2 * o.perWebhook) exclude.push(w);
       for (const [w, until] of unreadable) { if (until > now) exclude.push(w); else unreadable.delete(w); }
-      claimed = claim(o.pool, { limit, held, perWebhook: 2 * o.perWebhook, exclude, leaseMs, token });
+      claimed = claim(o.pool, { limit, held, perWebhook: 2 * o.perWebhook, heldByOrg: heldOrg, perOrg: 2 * perOrg, exclude, leaseMs, token });
     }
     const [f, c] = await Promise.allSettled([flushing, claimed]);
     let more = false;

@@ -72,13 +72,16 @@ export async function enqueue(q: Q, input: EnqueueInput): Promise<EnqueueResult>
 
 /** A claimed delivery with what sending it needs. */
 /** `url` without its password; `passwordEnc` the encrypted password, when the URL has one. */
-export interface Claimed { id: string; webhookId: string; attempts: number; body: string; url: string; secretEnc: string; passwordEnc: string | null }
+export interface Claimed { id: string; orgId: string; webhookId: string; attempts: number; body: string; url: string; secretEnc: string; passwordEnc: string | null }
 
 export interface ClaimOptions {
   limit: number;
   /** Deliveries this process already holds (in flight or claimed ahead), per webhook. */
   held: Map<string, number>;
   perWebhook: number;
+  /** Deliveries this process already holds, per org. */
+  heldByOrg: Map<string, number>;
+  perOrg: number;
   /** Webhooks this process must not take now (full, or their secret cannot be read here). */
   exclude: string[];
   leaseMs: number;
@@ -86,28 +89,39 @@ export interface ClaimOptions {
 }
 
 /**
- * Takes up to `limit` due deliveries, at most `perWebhook` held per webhook, oldest due first.
- * The candidate scan is bounded (a sample of the oldest due rows), so a large backlog of one
- * webhook costs each claim a bounded amount. Rows of a disabled webhook become `skipped_disabled`
- * instead of being claimed.
+ * Takes up to `limit` due deliveries, at most `perWebhook` held per webhook and `perOrg` per org.
+ * Fair across orgs: each org's oldest due rows are sampled (one probe of webhook_deliveries_due_org
+ * per org, the sample bounded, so one org's backlog costs others nothing and hides nothing), and
+ * rows are taken round-robin across orgs (by their rank within the org after what this process
+ * already holds for it), oldest due first within a round. Rows of a disabled webhook become
+ * `skipped_disabled` instead of being claimed.
  */
 export async function claim(q: Q, o: ClaimOptions): Promise<Claimed[]> {
   const ids = [...o.held.keys()];
   const used = ids.map((k) => o.held.get(k)!);
+  const orgs = [...o.heldByOrg.keys()];
   const r = await q.query(
     `WITH used AS (SELECT * FROM unnest($2::text[], $3::int[]) AS u(webhook_id, n)),
+     used_org AS (SELECT * FROM unnest($10::text[], $11::int[]) AS u(org_id, n)),
      sample AS (
-       SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-         AND (d.lease_until IS NULL OR d.lease_until < now()) AND NOT (d.webhook_id = ANY($4::text[]))
-       ORDER BY d.next_attempt_at LIMIT $5),
-     ranked AS (
-       SELECT s.id, s.next_attempt_at, COALESCE(u.n, 0) + row_number() OVER (PARTITION BY s.webhook_id ORDER BY s.next_attempt_at, s.id) AS slot
+       SELECT d.id, d.org_id, d.webhook_id, d.next_attempt_at, COALESCE(uo.n, 0) AS org_used
+       FROM orgs g LEFT JOIN used_org uo ON uo.org_id = g.id
+       CROSS JOIN LATERAL (
+         SELECT d.id, d.org_id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.org_id = g.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+           AND (d.lease_until IS NULL OR d.lease_until < now()) AND NOT (d.webhook_id = ANY($4::text[]))
+         ORDER BY d.next_attempt_at LIMIT LEAST($5, GREATEST($12 - COALESCE(uo.n, 0), 0) * 4)) d),
+     per_webhook AS (
+       SELECT s.id, s.org_id, s.next_attempt_at, s.org_used,
+         COALESCE(u.n, 0) + row_number() OVER (PARTITION BY s.webhook_id ORDER BY s.next_attempt_at, s.id) AS slot
        FROM sample s LEFT JOIN used u ON u.webhook_id = s.webhook_id),
+     ranked AS (
+       SELECT p.id, p.next_attempt_at, p.org_used + row_number() OVER (PARTITION BY p.org_id ORDER BY p.next_attempt_at, p.id) AS org_slot
+       FROM per_webhook p WHERE p.slot <= $6),
      pick AS (
        SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-       WHERE r.slot <= $6 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
-       ORDER BY r.next_attempt_at LIMIT $1
+       WHERE r.org_slot <= $12 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
+       ORDER BY r.org_slot, r.next_attempt_at LIMIT $1
        FOR UPDATE OF d SKIP LOCKED)
      UPDATE webhook_deliveries d SET
        status = CASE WHEN w.disabled_at IS NULL THEN 'pending' ELSE 'skipped_disabled' END,
@@ -117,12 +131,13 @@ export async function claim(q: Q, o: ClaimOptions): Promise<Claimed[]> {
        lease_until = CASE WHEN w.disabled_at IS NULL THEN now() + $7::int * interval '1 millisecond' END,
        lease_token = CASE WHEN w.disabled_at IS NULL THEN $8 END
      FROM pick, webhooks w WHERE d.id = pick.id AND w.id = d.webhook_id
-     RETURNING d.id, d.webhook_id, d.attempts, d.body, d.status, w.url, w.secret_enc, w.url_password_enc`,
-    [o.limit, ids, used, o.exclude, Math.max(o.limit * 4, 100), o.perWebhook, o.leaseMs, o.token, DISABLED_REASON]);
+     RETURNING d.id, d.org_id, d.webhook_id, d.attempts, d.body, d.status, w.url, w.secret_enc, w.url_password_enc`,
+    [o.limit, ids, used, o.exclude, Math.max(o.limit * 4, 100), o.perWebhook, o.leaseMs, o.token, DISABLED_REASON,
+      orgs, orgs.map((k) => o.heldByOrg.get(k)!), o.perOrg]);
   const out: Claimed[] = [];
   for (const x of r.rows) {
     if (x.status !== 'pending') continue;
-    out.push({ id: x.id, webhookId: x.webhook_id, attempts: x.attempts, body: x.body, url: x.url, secretEnc: x.secret_enc, passwordEnc: x.url_password_enc ?? null });
+    out.push({ id: x.id, orgId: x.org_id, webhookId: x.webhook_id, attempts: x.attempts, body: x.body, url: x.url, secretEnc: x.secret_enc, passwordEnc: x.url_password_enc ?? null });
   }
   return out;
 }
