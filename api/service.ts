@@ -20,6 +20,7 @@ import { HttpError } from './http/errors.js';
 import { createBinder, type Deps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { orgRoutes, userRoutes } from './routes/orgs.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { appRoutes } from './routes/apps.js';
 import { sourceRoutes } from './routes/sources.js';
 import { profileRoutes } from './routes/profiles.js';
@@ -207,6 +208,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const bind = createBinder(server, routeDefs, validators);
     healthRoutes(bind, deps, JSON.stringify(loadOpenApi()));
     orgRoutes(bind, deps);
+    credentialRoutes(bind, deps);
     reconcileRoutes(bind, deps, onLanded);
     userRoutes(bind);
     appRoutes(bind, deps);

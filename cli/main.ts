@@ -13,7 +13,7 @@ commands:
              [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
              [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
              [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
-  dashboard --org ORG_ID     print a dashboard login link with a fresh org:admin session
+  dashboard --org ORG_ID     print a short-lived, single-use dashboard login link (org:admin)
              [--url URL] [--token T] [--data-dir D]   (as for org create)
   doctor [--since 24h]       check that every acknowledged event is in the event store (--repair lands missing ones)
   init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
@@ -36,9 +36,10 @@ apiKey, deployKey, pipelineKey and two session tokens, shown only this once.
 
 const DASHBOARD_HELP = `usage: headwater dashboard --org ORG_ID [--url URL] [--token T] [--data-dir D]
 
-Issues a fresh org:admin session for the org (operator route POST /v1/orgs/{orgId}/sessions) and
-prints a link that opens the dashboard signed in: URL/ui/#token=... The token stays in the
-browser tab's session storage; the link is a credential, so share it as one.
+Issues a login link for an org:admin of the org (operator route POST /v1/orgs/{orgId}/login-links)
+and prints URL/ui/#login=... The dashboard trades it once for a session (POST /v1/sessions/exchange)
+that stays in the browser tab's session storage. The link works once and expires after 5 minutes;
+until then it is a credential, so share it as one.
 
   --org ORG_ID    the organization (required)
   --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
@@ -112,7 +113,7 @@ async function dashboard(argv: string[]) {
   const { url, token } = operatorTarget(argv);
   let res: Response;
   try {
-    res = await fetch(`${url}/v1/orgs/${encodeURIComponent(org)}/sessions`, {
+    res = await fetch(`${url}/v1/orgs/${encodeURIComponent(org)}/login-links`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ data: { role: 'org:admin' } }),
@@ -121,12 +122,12 @@ async function dashboard(argv: string[]) {
     const cause = (err as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
     throw new ConfigError(`cannot reach ${url}: ${cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (err as Error).message}`);
   }
-  const body = await res.json().catch(() => undefined) as { data?: { token?: string }; error?: { code?: string; message?: string } } | undefined;
-  if (!res.ok || typeof body?.data?.token !== 'string') {
+  const body = await res.json().catch(() => undefined) as { data?: { loginToken?: string }; error?: { code?: string; message?: string } } | undefined;
+  if (!res.ok || typeof body?.data?.loginToken !== 'string') {
     const e = body?.error;
-    throw new ConfigError(`session not issued: ${res.status} ${e?.code ?? ''}${e?.message ? ': ' + e.message : ''}`.trim());
+    throw new ConfigError(`login link not issued: ${res.status} ${e?.code ?? ''}${e?.message ? ': ' + e.message : ''}`.trim());
   }
-  process.stdout.write(`${url}/ui/#token=${encodeURIComponent(body.data.token)}\n`);
+  process.stdout.write(`${url}/ui/#login=${encodeURIComponent(body.data.loginToken)}\n`);
 }
 
 async function orgCreate(argv: string[]) {

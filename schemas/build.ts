@@ -267,7 +267,7 @@ All credentials are HTTP bearer tokens. Every credential is bound to one org; a 
 
 | Scheme | Credential | Valid for |
 |---|---|---|
-| \`operatorToken\` | \`HEADWATER_OPERATOR_TOKEN\` (generated on first start, stored in the data directory with mode 0600 and printed once, when unset) | \`POST /v1/orgs\`, \`POST /v1/orgs/{orgId}/sessions\`, \`PATCH /v1/orgs/{orgId}\` |
+| \`operatorToken\` | \`HEADWATER_OPERATOR_TOKEN\` (generated on first start, stored in the data directory with mode 0600 and printed once, when unset) | \`POST /v1/orgs\`, \`POST /v1/orgs/{orgId}/sessions\`, \`POST /v1/orgs/{orgId}/login-links\`, \`PATCH /v1/orgs/{orgId}\` |
 | \`orgApiKey\` | org API key | ingestion (\`/v1/identify\`, \`/v1/track\`, \`/v1/batch\`) and \`GET /v1/users/me\` |
 | \`idpSession\` | session JWT for the org, role \`org:admin\` or \`org:member\` (built-in issuer via the operator routes, or an external identity provider: issuer + JWKS URL, org id and role as claims) | the dashboard API |
 | \`orgDeployKey\` | org key with the \`deploy\` scope | the release lifecycle only (executions, artifacts, journeys, \`GET /v1/users/me\`); acts as \`org:admin\` there |
@@ -284,6 +284,12 @@ Catalog, segment, webhook, app and source mutations, \`PATCH /v1/settings\` and 
 | deploy key on a route outside the release lifecycle, ingestion included | 403 | \`deploy_key_scope\` |
 | \`org:member\` session on a mutation that needs \`org:admin\` | 403 | \`forbidden\` |
 | call carrying an archived source id (ingestion, receiver) | 403 | \`forbidden\` |
+
+Rotation and revocation (\`org:admin\` sessions): \`POST /v1/credentials/rotate\` issues a new API, deploy or pipeline key; the old one
+works until \`expiresOldAt\` (\`graceSeconds\`, 0 to 86400). \`POST /v1/sessions/revoke\` refuses every built-in session of the org issued
+before its answer's \`revokedBefore\`. Both take effect at once in the answering process and within 5 seconds in every other process
+sharing the database. Session tokens live \`HEADWATER_SESSION_TTL\`; dashboard login links (\`POST /v1/orgs/{orgId}/login-links\`) live
+5 minutes, are exchanged once for a session (\`POST /v1/sessions/exchange\`) and are no session themselves.
 
 ## Limits
 

@@ -495,7 +495,9 @@ export const PushSchema = Type.Object(
     manifest: ManifestSchema,
     manifestDigest: Type.String(),
     sourceDigest: Type.String(),
-    createdBy: Type.String(),
+    createdBy: Type.String({ description: 'Who pushed: the session\'s user id (`sub`), or `pipelineKey`.' }),
+    createdByRole: Nullable(Role, { description: 'The pushing session\'s role (`org:admin` or `org:member`); null for the pipeline key (decisions §15).' }),
+    createdByScheme: StringEnum(['session', 'pipelineKey'] as const, { description: 'The kind of credential that pushed.' }),
     createdAt: DateTime,
     versions: Type.Array(VersionSchema),
     compiledEntries: Type.Integer({ minimum: 0, description: 'Versions of this push whose compile has finished (ready or failed).' }),
@@ -620,6 +622,26 @@ export const SessionSchema = Type.Object(
   { token: Type.String({ description: 'A JWT.' }), role: Role, expiresAt: DateTime },
   { title: 'Session' },
 );
+
+export const LoginLinkSchema = Type.Object(
+  {
+    loginToken: Type.String({ description: 'A single-use JWT for `POST /v1/sessions/exchange`; it is no session token.' }),
+    role: Role,
+    expiresAt: DateTime,
+  },
+  { title: 'LoginLink' },
+);
+
+export const RotatedCredentialSchema = Type.Object(
+  {
+    kind: StringEnum(['apiKey', 'deployKey', 'pipelineKey'] as const),
+    secret: Type.String({ description: 'The new key, shown only in this answer (the service keeps its sha256).' }),
+    expiresOldAt: DateTime,
+  },
+  { title: 'RotatedCredential' },
+);
+
+export const SessionsRevokedSchema = Type.Object({ revokedBefore: DateTime }, { title: 'SessionsRevoked' });
 
 export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy }, { title: 'Settings' });
 

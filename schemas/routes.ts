@@ -13,7 +13,7 @@ import {
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
-  SegmentWithCountSchema, SessionSchema, SettingsSchema, SourceSchema, TypeName, UsersMeSchema,
+  SegmentWithCountSchema, SessionSchema, SettingsSchema, LoginLinkSchema, RotatedCredentialSchema, SessionsRevokedSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
 } from './resources.js';
 import { segmentRoutes } from './segment-routes.js';
@@ -611,7 +611,8 @@ export const routes: RouteDef[] = [
       'an unchanged key gets none. Returns once stored; versions then compile asynchronously, each on its own. A push turns nothing on: enabling is `PATCH /v1/journeys/{key}`. ' +
       '`bundle` and `source` digests must name stored artifacts of the org, `appId` an active app of the org, `orgId` the org of the credential, and keys must be unique per kind within the manifest, ' +
       'else 422 `validation_failed` naming each offending field (JSON pointer). A push whose bundles are all unchanged is still recorded, with no versions (`totalEntries` 0). ' +
-      'Accepts a session (any role) or the org pipeline key; `createdBy` is the session\'s user id or `pipelineKey`. ' +
+      'Accepts a session (any role) or the org pipeline key; `createdBy` is the session\'s user id or `pipelineKey`, `createdByScheme` the credential kind and `createdByRole` the session\'s role (null for the pipeline key). ' +
+      'A ready version of an enabled journey runs at once whoever pushed it: the service logs `journey version live` with the journey, version, push and author. ' +
       'Compilation: each version\'s bundle (an ES module, self-contained, default-exporting the definition) is loaded once in a sandbox (memory cap, 2 s load deadline); ' +
       'it becomes `ready` with a `moduleDigest` when its default export is a definition of the entry\'s kind and key, else `failed` with `error` saying why. One failing version costs only its own key.',
     body: Body(Type.Object({
@@ -730,6 +731,48 @@ export const routes: RouteDef[] = [
     params: Params('orgId'),
     body: Body(Type.Object({ role: Role, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) })),
     ok: { 201: json('The session.', Data(SessionSchema)) },
+  }),
+  route({
+    id: 'orgsLoginLinksCreate', method: 'POST', path: '/v1/orgs/{orgId}/login-links', tag: 'operator', auth: ['operator'],
+    summary: 'Issue a dashboard login link',
+    description: 'Operator token only (`headwater dashboard` calls it). Signs a single-use login token that expires after 5 minutes; ' +
+      'the dashboard opens `URL/ui/#login=<loginToken>` and trades it for a session with `POST /v1/sessions/exchange`. ' +
+      'A login token is no session: every other route answers it 401 `invalid_key`, so a leaked link is dead once used or expired.',
+    params: Params('orgId'),
+    body: Body(Type.Object({ role: Role, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) })),
+    ok: { 201: json('The login token.', Data(LoginLinkSchema)) },
+  }),
+  route({
+    id: 'sessionsExchange', method: 'POST', path: '/v1/sessions/exchange', tag: 'users', auth: ['none'],
+    summary: 'Trade a login link for a session',
+    description: 'No bearer: the body carries the login token of `POST /v1/orgs/{orgId}/login-links`. Answers a session of its org, role and user. ' +
+      'Each login token is exchanged once; an expired, used, revoked (`POST /v1/sessions/revoke`) or forged one is 401 `invalid_key`.',
+    body: Body(Type.Object({ loginToken: Type.String({ minLength: 1, maxLength: 4096 }) })),
+    ok: { 201: json('The session.', Data(SessionSchema)) },
+    errors: { 401: '`invalid_key`: the login token is invalid, expired, already used or revoked.' },
+  }),
+  route({
+    id: 'credentialsRotate', method: 'POST', path: '/v1/credentials/rotate', tag: 'users', auth: ['session'], admin: true,
+    summary: 'Rotate an org key',
+    description: 'Issues a new key of `kind` and answers its secret, shown only here (the service keeps its sha256). Every current key of that kind ' +
+      'keeps working until `expiresOldAt` (now + `graceSeconds`, default 0, at most 86400) and answers 401 `invalid_key` after it. ' +
+      'The process that answers applies it at once; other processes sharing the database re-read a cached key at least every 5 seconds, ' +
+      'so an old key is refused everywhere at most 5 s after `expiresOldAt`.',
+    body: Body(Type.Object({
+      kind: StringEnum(['apiKey', 'deployKey', 'pipelineKey'] as const),
+      graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, default: 0, description: 'How long the old key keeps working.' })),
+    })),
+    ok: { 200: json('The new key (shown once) and when the old one stops working.', Data(RotatedCredentialSchema)) },
+  }),
+  route({
+    id: 'sessionsRevoke', method: 'POST', path: '/v1/sessions/revoke', tag: 'users', auth: ['session'], admin: true,
+    summary: 'Revoke every session of the org',
+    description: 'Every built-in session (and unused login link) of the org issued before `revokedBefore`, the caller\'s own included, answers 401 `invalid_key` from then on; ' +
+      'the operator can still issue new ones (`POST /v1/orgs/{orgId}/sessions`). Other processes sharing the database apply it within 5 seconds. ' +
+      'Tokens of an external identity provider are revoked at that provider.',
+    optionalBody: true,
+    body: Body(Type.Object({})),
+    ok: { 200: json('The cut-off instant.', Data(SessionsRevokedSchema)) },
   }),
   route({
     id: 'orgsUpdate', method: 'PATCH', path: '/v1/orgs/{orgId}', tag: 'operator', auth: ['operator'],

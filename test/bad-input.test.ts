@@ -57,6 +57,10 @@ const BASE: Record<string, unknown> = {
   orgsCreate: { name: 'fz org' },
   orgsSessionsCreate: { role: 'org:member', userId: 'usr_fz' },
   orgsUpdate: { limits: { ratePerSecond: 100, burst: 200, monthlyEvents: 1000 } },
+  orgsLoginLinksCreate: { role: 'org:member', userId: 'usr_fz' },
+  sessionsExchange: { loginToken: 'fz.login.token' },
+  // graceSeconds: past 86400, negative, fractional and string values are generated from this.
+  credentialsRotate: { kind: 'apiKey', graceSeconds: 60 },
   settingsUpdate: { ingestionPolicy: 'strict' },
   webhooksCreate: { name: 'fz hook', config: { url: 'https://example.com/hook' } },
   webhooksUpdate: { name: 'fz hook 2', config: { url: 'https://example.com/hook2' }, enabled: false },

@@ -30,6 +30,8 @@ const CONTRACT: Array<[string, string]> = [
   ['get', '/v1/events'], ['get', '/v1/profiles/{id}'], ['get', '/v1/profiles'],
   ['get', '/v1/journeys'], ['get', '/v1/journeys/{key}'], ['patch', '/v1/journeys/{key}'],
   ['get', '/v1/emails'], ['get', '/v1/emails/{id}'], ['post', '/v1/emails/test'],
+  ['post', '/v1/credentials/rotate'], ['post', '/v1/sessions/revoke'],
+  ['post', '/v1/orgs/{orgId}/login-links'], ['post', '/v1/sessions/exchange'],
 ];
 
 const s = await startServer();

@@ -18,7 +18,7 @@ const admin = org.sessions.admin;
 const orgId = org.org.id;
 const appId = fx.app.id;
 const HEX64 = /^[0-9a-f]{64}$/;
-const PUSH_FIELDS = ['appId', 'compiledEntries', 'createdAt', 'createdBy', 'id', 'manifest', 'manifestDigest', 'orgId', 'seq', 'sourceDigest', 'totalEntries', 'versions'];
+const PUSH_FIELDS = ['appId', 'compiledEntries', 'createdAt', 'createdBy', 'createdByRole', 'createdByScheme', 'id', 'manifest', 'manifestDigest', 'orgId', 'seq', 'sourceDigest', 'totalEntries', 'versions'];
 const VERSION_FIELDS = ['appId', 'compiledAt', 'error', 'id', 'key', 'kind', 'manifest', 'moduleDigest', 'orgId', 'pushId', 'pushedAt', 'status'];
 
 const src = await tarball({ 'headwater.json': '{"purposes":[]}', 'welcome.ts': 'export default 1;\n' });
@@ -210,6 +210,33 @@ t.test('credentials: the pipeline key creates but cannot read; deploy and API ke
   expectError(t, await getPush(id, other.sessions.admin), 404, 'not_found', 'another org\'s push');
   expectError(t, await call(s.url, 'GET', `/v1/pushes/${id}/source`, { token: other.sessions.admin }), 404, 'not_found', 'another org\'s source');
   expectError(t, await getPush('psh_nope'), 404, 'not_found', 'unknown push');
+});
+
+t.test('the push\'s recorded author: credential kind, user and role, on create, get and list', async (t) => {
+  const session = async (role: string, userId: string) => {
+    const r = await call(s.url, 'POST', `/v1/orgs/${orgId}/sessions`, { token: s.operatorToken, body: { data: { role, userId } } });
+    t.equal(r.status, 201, r.text);
+    return r.body.data.token as string;
+  };
+  const alice = await session('org:admin', 'usr_alice');
+  const bob = await session('org:member', 'usr_bob');
+  const authors: Array<[string, string, { createdBy: string; createdByRole: string | null; createdByScheme: string }]> = [
+    ['admin session', alice, { createdBy: 'usr_alice', createdByRole: 'org:admin', createdByScheme: 'session' }],
+    ['member session', bob, { createdBy: 'usr_bob', createdByRole: 'org:member', createdByScheme: 'session' }],
+    ['pipeline key', org.pipelineKey, { createdBy: 'pipelineKey', createdByRole: null, createdByScheme: 'pipelineKey' }],
+  ];
+  for (const [i, [what, token, author]] of authors.entries()) {
+    // A bundle of its own per author, so that each push files a version to show beside its author.
+    const jb = await upload(s, token, await bundle(journeySource('authored', `await ctx.sleep("${i + 1}s");`)));
+    const r = await push(s, token, orgId, appId, manifest({ journeys: [journeyEntry('authored', jb)], source: srcDigest }));
+    t.equal(r.status, 201, `${what}: ${r.text}`);
+    t.match(r.body.data, author, `${what}: the answer names the author`);
+    t.equal(r.body.data.versions.length, 1, `${what}: one version filed`);
+    const got = await getPush(r.body.data.id);
+    t.match(got.body.data, { ...author, versions: [{ key: 'authored' }] }, `${what}: GET one shows the author beside the versions`);
+    const list = await call(s.url, 'GET', '/v1/pushes?limit=1', { token: bob });
+    t.match(list.body.data[0], { id: r.body.data.id, ...author }, `${what}: the list shows it too`);
+  }
 });
 
 t.test('the source download answers the uploaded tarball, byte for byte', async (t) => {

@@ -22,6 +22,11 @@ export function journeyRoutes(bind: Bind, d: Deps) {
     const r = await setJourneyEnabled(d.pool, req.principal.orgId!, key, req.body.data.enabled);
     if ('notFound' in r) throw notFound('journey');
     if ('notReady' in r) throw httpError('release_not_ready', `journey ${JSON.stringify(key)} has no ready version to run`);
+    const p = req.principal;
+    // Enabling puts the newest ready version live: the log says which, and who turned it on.
+    d.log.info(r.journey.enabled ? 'journey enabled' : 'journey disabled', {
+      orgId: p.orgId, journey: key, versionId: r.journey.versionId, by: p.userId ?? p.scheme, role: p.role,
+    });
     return { data: r.journey };
   });
 }

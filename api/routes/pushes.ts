@@ -19,8 +19,12 @@ export function pushRoutes(bind: Bind, d: Deps, compiler: Compiler) {
       const more = problems.length > 10 ? `; and ${problems.length - 10} more` : '';
       throw httpError('validation_failed', `body ${problems.slice(0, 10).join('; body ')}${more}`);
     }
-    const createdBy = p.scheme === 'session' ? (p.userId ?? 'session') : 'pipelineKey';
-    const { id, versions } = await createPush(d.pool, { orgId: p.orgId!, appId, manifest, createdBy });
+    // Every push names its author (issue 23): a member's push can go live on an enabled journey.
+    const author = p.scheme === 'session'
+      ? { createdBy: p.userId ?? 'session', createdByScheme: 'session' as const, createdByRole: p.role }
+      : { createdBy: 'pipelineKey', createdByScheme: 'pipelineKey' as const, createdByRole: null };
+    const { id, versions } = await createPush(d.pool, { orgId: p.orgId!, appId, manifest, ...author });
+    d.log.info('push created', { orgId: p.orgId, pushId: id, appId, versions, ...author });
     if (versions > 0) compiler.kick();
     return { status: 201, data: await getPush(d.pool, p.orgId!, id) };
   });

@@ -74,6 +74,25 @@ export function startCompiler(o: CompilerOptions): Compiler {
       await o.pool.query(
         `WITH j AS (UPDATE journeys SET updated_at = now() WHERE org_id = $1 AND key = $2)
          UPDATE orgs SET journeys_version = journeys_version + 1 WHERE id = $1`, [v.org_id, v.key]);
+      await logIfLive(v);
+    }
+  };
+
+  // On an enabled journey a ready version runs at once, whoever pushed it: the log names the
+  // version, its push and the push's author, unless a newer push's version is already live.
+  const logIfLive = async (v: Claimed) => {
+    const live = await o.pool.query(
+      `SELECT v.push_id, p.created_by, p.created_by_scheme, p.created_by_role
+       FROM versions v JOIN journeys j ON j.org_id = v.org_id AND j.key = v.key AND j.enabled
+       JOIN pushes p ON p.id = v.push_id
+       WHERE v.id = $1 AND NOT EXISTS (SELECT 1 FROM versions n WHERE n.org_id = v.org_id AND n.kind = 'journey'
+         AND n.key = v.key AND n.status = 'ready' AND n.push_seq > v.push_seq)`, [v.id]);
+    const x = live.rows[0];
+    if (x) {
+      o.log.info('journey version live', {
+        orgId: v.org_id, journey: v.key, versionId: v.id, pushId: x.push_id,
+        createdBy: x.created_by, createdByScheme: x.created_by_scheme, createdByRole: x.created_by_role,
+      });
     }
   };
 

@@ -46,7 +46,11 @@ export async function manifestProblems(pool: pg.Pool, orgId: string, appId: stri
   return problems;
 }
 
-export interface CreatePush { orgId: string; appId: string; manifest: ManifestInput; createdBy: string }
+export interface CreatePush {
+  orgId: string; appId: string; manifest: ManifestInput;
+  /** The session's user id, or `pipelineKey`; the credential kind and the session's role beside it. */
+  createdBy: string; createdByScheme: 'session' | 'pipelineKey'; createdByRole: 'org:admin' | 'org:member' | null;
+}
 
 /** Stores the push and its versions (status `compiling`) in one transaction; returns the push id. */
 export async function createPush(pool: pg.Pool, p: CreatePush): Promise<{ id: string; versions: number }> {
@@ -56,9 +60,9 @@ export async function createPush(pool: pg.Pool, p: CreatePush): Promise<{ id: st
     const seqRow = await c.query<{ push_seq: number }>('UPDATE orgs SET push_seq = push_seq + 1 WHERE id = $1 RETURNING push_seq', [p.orgId]);
     const seq = seqRow.rows[0]!.push_seq;
     await c.query(
-      `INSERT INTO pushes (id, org_id, app_id, seq, manifest, manifest_digest, source_digest, created_by, created_at)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, now())`,
-      [id, p.orgId, p.appId, seq, JSON.stringify(p.manifest), manifestDigest, p.manifest.source, p.createdBy]);
+      `INSERT INTO pushes (id, org_id, app_id, seq, manifest, manifest_digest, source_digest, created_by, created_by_scheme, created_by_role, created_at)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, now())`,
+      [id, p.orgId, p.appId, seq, JSON.stringify(p.manifest), manifestDigest, p.manifest.source, p.createdBy, p.createdByScheme, p.createdByRole]);
     const entries = [
       ...p.manifest.journeys.map((e) => ({ kind: 'journey', e })),
       ...p.manifest.templates.map((e) => ({ kind: 'template', e })),
@@ -98,13 +102,17 @@ export const versionOut = (r: any) => ({
 
 const pushOut = (r: any, versions: any[]) => ({
   id: r.id, orgId: r.org_id, appId: r.app_id, seq: Number(r.seq), manifest: r.manifest,
-  manifestDigest: r.manifest_digest, sourceDigest: r.source_digest, createdBy: r.created_by, createdAt: r.created_at,
+  manifestDigest: r.manifest_digest, sourceDigest: r.source_digest, createdBy: r.created_by,
+  // Pushes stored before pg-020 have no scheme column: their `created_by` told it.
+  createdByRole: r.created_by_role ?? null,
+  createdByScheme: r.created_by_scheme ?? (r.created_by === 'pipelineKey' ? 'pipelineKey' : 'session'),
+  createdAt: r.created_at,
   versions: versions.map(versionOut),
   compiledEntries: versions.filter((v) => v.status !== 'compiling').length,
   totalEntries: versions.length,
 });
 
-const PUSH_COLS = 'id, org_id, app_id, seq, manifest, manifest_digest, source_digest, created_by, created_at';
+const PUSH_COLS = 'id, org_id, app_id, seq, manifest, manifest_digest, source_digest, created_by, created_by_scheme, created_by_role, created_at';
 
 async function withVersions(pool: pg.Pool, rows: any[]) {
   if (rows.length === 0) return [];

@@ -21,6 +21,22 @@ function takeTokenFromHash() {
   history.replaceState(null, '', location.pathname + location.search);
 }
 
+/** A `#login=` link (`headwater dashboard`) is single-use and short-lived: traded for a session
+ * before the first page loads, and out of the address bar either way. */
+async function exchangeLoginFromHash(): Promise<string | null> {
+  const m = /(?:^#|&)login=([^&]+)/.exec(location.hash);
+  if (!m) return null;
+  history.replaceState(null, '', location.pathname + location.search);
+  session.clear();
+  try {
+    const r = await api.post('/v1/sessions/exchange', { body: { data: { loginToken: decodeURIComponent(m[1]!) } } });
+    session.set(r.data.token);
+    return null;
+  } catch (err) {
+    return (err as Error).message || 'the login link could not be used';
+  }
+}
+
 const NAV: Array<[string, string]> = [
   ['/', 'Overview'], ['/catalog', 'Catalog'], ['/profiles', 'Profiles'], ['/segments', 'Segments'],
   ['/journeys', 'Journeys'], ['/executions', 'Executions'], ['/webhooks', 'Webhooks'],
@@ -43,11 +59,11 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   return <p class="error" role="alert">No page at {BASE}{path}. <Link href="/">Go to the overview</Link>.</p>;
 }
 
-function Shell() {
+function Shell({ loginError }: { loginError: string | null }) {
   const { path, query } = useLocation();
   const token = session.get();
   const me = useLoad((signal) => token ? api.get('/v1/users/me', { signal }).then((r) => r.data) : Promise.resolve(null), [token]);
-  if (path === '/login' || !token) return <main id="main"><Login /></main>;
+  if (path === '/login' || !token) return <main id="main"><Login notice={loginError} /></main>;
   const section = '/' + (path.split('/')[1] ?? '');
   // After an in-app navigation, keyboard and screen-reader users start at the new page's content.
   const first = useRef(true);
@@ -78,4 +94,4 @@ function Shell() {
 }
 
 takeTokenFromHash();
-render(<Shell />, document.getElementById('app')!);
+void exchangeLoginFromHash().then((loginError) => render(<Shell loginError={loginError} />, document.getElementById('app')!));

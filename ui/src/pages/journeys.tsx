@@ -1,4 +1,5 @@
-// Journeys with enable / disable (admin) and a link to each journey's executions.
+// Journeys with enable / disable (admin) and a link to each journey's executions; below them the
+// recent pushes, each with its author beside the versions it filed (who changed running code).
 import { useState } from 'preact/hooks';
 import { api, type S } from '../api';
 import { ErrorBox, Link, Loaded, Time, useAction, useIsAdmin, useLoad, useTitle } from '../lib';
@@ -13,6 +14,29 @@ function Toggle({ j, onDone }: { j: S['Journey']; onDone: () => void }) {
       })}>{j.enabled ? 'Disable' : 'Enable'}</button>
       <ErrorBox error={act.error} />
     </>
+  );
+}
+
+const author = (p: S['Push']) => p.createdByScheme === 'pipelineKey' ? 'pipeline key' : `${p.createdBy} (${p.createdByRole ?? 'session'})`;
+
+function Pushes() {
+  const load = useLoad((signal) => api.get('/v1/pushes', { query: { limit: 20 }, signal }), []);
+  return (
+    <section aria-labelledby="pushes-h">
+      <h2 id="pushes-h">Recent pushes</h2>
+      <Loaded load={load}>{(r) => r.data.length === 0 ? <p class="muted">No pushes yet.</p> : (
+        <table data-testid="pushes">
+          <thead><tr><th>#</th><th>Pushed</th><th>By</th><th>App</th><th>Versions filed</th></tr></thead>
+          <tbody>{r.data.map((p) => (
+            <tr key={p.id}>
+              <td>{p.seq}</td><td><Time at={p.createdAt} /></td><td data-testid="push-author">{author(p)}</td><td><code>{p.appId}</code></td>
+              <td>{p.versions.length === 0 ? <span class="muted">none (unchanged)</span>
+                : p.versions.map((v) => <div key={v.id}>{v.kind} <strong>{v.key}</strong> · {v.status}</div>)}</td>
+            </tr>
+          ))}</tbody>
+        </table>
+      )}</Loaded>
+    </section>
   );
 }
 
@@ -42,6 +66,7 @@ export function Journeys() {
           {r.meta.nextCursor ? <button type="button" onClick={() => setCursor(r.meta.nextCursor!)}>Next page</button> : null}
         </>
       )}</Loaded>
+      <Pushes />
     </>
   );
 }

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import { api, session } from '../api';
 import { BASE, ErrorBox, navigate, useAction, useTitle } from '../lib';
 
-export function Login() {
+/** `notice`: why a login link did not sign in (expired, already used). */
+export function Login({ notice }: { notice?: string | null }) {
   useTitle('Sign in');
   const [token, setToken] = useState('');
   const act = useAction();
@@ -19,8 +20,9 @@ export function Login() {
   return (
     <section class="login">
       <h1>Sign in to headwater</h1>
+      {notice ? <p class="error" role="alert" data-testid="login-link-error">The login link did not sign you in: {notice}. Ask for a new one (<code>headwater dashboard</code>).</p> : null}
       <p>Paste a session token (an <code>org:admin</code> or <code>org:member</code> session). It is kept in this tab's
-        session storage only. <code>headwater dashboard --org ORG_ID</code> prints a link that signs in directly.</p>
+        session storage only. <code>headwater dashboard --org ORG_ID</code> prints a single-use link, valid for 5 minutes, that signs in directly.</p>
       <form onSubmit={submit}>
         <label for="token">Session token</label>
         <textarea id="token" rows={4} required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
