@@ -113,21 +113,32 @@ async function main() {
     t.ok(bytes > 0 && bytes < 60_000, `under 60 KB gzip (${bytes})`);
   });
 
-  t.test('headwater dashboard prints a link that signs in as org:admin', async (t) => {
+  t.test('headwater dashboard prints a short-lived link that is exchanged once for an org:admin session', async (t) => {
     const r = await hw(['dashboard', '--org', f.org.org.id, '--url', s.url, '--token', s.operatorToken]);
     t.equal(r.code, 0, r.stderr);
     const link = r.stdout.trim();
-    t.match(link, new RegExp(`^${s.url.replace(/[.]/g, '\\.')}/ui/#token=`), 'URL/ui/#token=...');
+    t.match(link, new RegExp(`^${s.url.replace(/[.]/g, '\\.')}/ui/#login=`), 'URL/ui/#login=...');
+    const loginToken = decodeURIComponent(link.split('#login=')[1]!);
+    t.equal((await call(s.url, 'GET', '/v1/users/me', { token: loginToken })).status, 401, 'the link itself is no session');
     await page.goto(link);
     await page.getByTestId('role').waitFor();
     t.match(await page.getByTestId('role').textContent(), /org:admin/);
-    t.equal(new URL(page.url()).hash, '', 'the token left the address bar');
-    t.ok(await page.evaluate(() => sessionStorage.getItem('headwater.token')), 'kept in session storage');
+    t.equal(new URL(page.url()).hash, '', 'the login token left the address bar');
+    const stored = await page.evaluate(() => sessionStorage.getItem('headwater.token'));
+    t.ok(stored && stored !== loginToken, 'a session, not the link, kept in session storage');
+    t.equal((await call(s.url, 'GET', '/v1/users/me', { token: stored! })).body.data.role, 'org:admin', 'the exchanged session works');
+    // Used once: opening the same link again signs nobody in.
+    const again = await browser.newContext();
+    t.teardown(() => again.close());
+    const p2 = await again.newPage();
+    await p2.goto(link);
+    await p2.getByTestId('login-link-error').waitFor();
+    t.match(await p2.getByTestId('login-link-error').textContent(), /already used/);
 
     const bad = await hw(['dashboard', '--org', 'org_nope', '--url', s.url, '--token', s.operatorToken]);
     t.not(bad.code, 0, 'an unknown org fails');
     t.equal(bad.stderr.trim().split('\n').length, 1, `one line (${bad.stderr})`);
-    t.match(bad.stderr, /^headwater: session not issued: 404/);
+    t.match(bad.stderr, /^headwater: login link not issued: 404/);
     const noOrg = await hw(['dashboard', '--url', s.url]);
     t.not(noOrg.code, 0);
     t.match(noOrg.stderr, /^headwater: dashboard needs --org/);
@@ -270,6 +281,11 @@ async function main() {
     // Disable and enable the journey from its list.
     const enabled = async () => (await call(s.url, 'GET', `/v1/journeys/${key}`, { token: f.admin })).body.data.enabled;
     await page.goto(`${s.url}/ui/journeys`);
+    // Who changed running code: the push's author beside the versions it filed.
+    const pushes = await call(s.url, 'GET', '/v1/pushes?limit=1', { token: f.admin });
+    const row = page.getByTestId('pushes').getByRole('row').filter({ hasText: key });
+    await row.first().waitFor();
+    t.match(await row.first().getByTestId('push-author').textContent(), `${pushes.body.data[0].createdBy} (org:admin)`, 'the author and role beside the version');
     await page.getByRole('button', { name: `Disable ${key}` }).click();
     await page.getByRole('button', { name: `Enable ${key}` }).waitFor();
     t.equal(await enabled(), false, 'disabled');
