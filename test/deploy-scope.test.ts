@@ -48,6 +48,8 @@ for (const cred of Object.keys(TOKENS) as Cred[]) {
     for (const r of bearerRoutes) {
       // The operator's own routes change the service (orgs, reconcile): its admission there is auth.test's.
       if (cred === 'operator' && r.auth.includes('operator')) continue;
+      // Admitted, it would revoke this test's own sessions: credentials.test covers its admission.
+      if (r.method === 'POST' && r.path === '/v1/sessions/revoke' && expected(cred, r) === 'admitted') continue;
       const path = r.path.replace(/\{[^}]+\}/g, 'matrix-placeholder') + (r.path.startsWith('/v1/artifacts/') ? '?kind=bundle' : '');
       const body = ['POST', 'PUT', 'PATCH'].includes(r.method) ? { data: {} } : undefined;
       const res = await call(s.url, r.method, path, { token: TOKENS[cred], body });
