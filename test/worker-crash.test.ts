@@ -7,16 +7,13 @@
 // and `headwater worker` processes, all sharing one stream prefix, DATABASE_URL and NATS_URL.
 // Needs DATABASE_URL and NATS_URL (and NATS answering); otherwise the file plans nothing.
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { createConnection } from 'node:net';
 import { call, sleep } from './helpers/server.js';
+import { natsAnswers, startProc, stopProc, type ChildProc } from './helpers/topology.js';
 
-const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
 const NATS_URL = process.env.NATS_URL;
 
@@ -31,60 +28,18 @@ const MAX_ATTEMPTS = 10;
 const POLL_MS = 60_000;
 const DRAIN_MS = 45_000;
 
-/** True when something accepts TCP connections at the first server of a NATS URL (2 s at most). */
-function natsAnswers(url: string): Promise<boolean> {
-  let host = '127.0.0.1';
-  let port = 4222;
-  try {
-    const first = url.split(',')[0]!.trim();
-    const u = new URL(first.includes('://') ? first : `nats://${first}`);
-    host = u.hostname || host;
-    port = u.port ? Number(u.port) : port;
-  } catch { return Promise.resolve(false); }
-  return new Promise((resolve) => {
-    const sock = createConnection({ host, port });
-    const done = (ok: boolean) => { clearTimeout(timer); sock.destroy(); resolve(ok); };
-    const timer = setTimeout(() => done(false), 2_000);
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-  });
-}
-
-interface Proc { name: string; child: ChildProcess; out: string; err: string; exited: boolean }
+type Proc = ChildProc;
 
 const procs: Proc[] = [];
 
 /** Spawns `node bin/headwater.js <args>` and resolves once stdout matches `ready` (60 s at most). */
-function start(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ proc: Proc; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const proc: Proc = { name, child, out: '', err: '', exited: false };
-  procs.push(proc);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name}: not ready in 60 s\n${proc.out}\n${proc.err.slice(-4000)}`)); }, 60_000);
-    child.stdout!.on('data', (b) => {
-      proc.out += b;
-      const m = ready.exec(proc.out);
-      if (m) { clearTimeout(timer); resolve({ proc, match: m }); }
-    });
-    child.stderr!.on('data', (b) => { proc.err += b; if (proc.err.length > 200_000) proc.err = proc.err.slice(-100_000); });
-    child.on('exit', (code, sig) => {
-      proc.exited = true;
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? sig}) before it was ready\n${proc.err.slice(-4000)}`));
-    });
-  });
+async function start(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ proc: Proc; match: RegExpExecArray }> {
+  const r = await startProc(name, args, env, ready);
+  procs.push(r.proc);
+  return r;
 }
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
-function stop(p: Proc, graceMs = 8_000): Promise<void> {
-  if (p.exited || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
-    const hard = setTimeout(resolve, graceMs + 3_000); // never hang the teardown
-    p.child.once('exit', () => { clearTimeout(kill); clearTimeout(hard); resolve(); });
-    p.child.kill('SIGTERM');
-  });
-}
+const stop = (p: Proc, graceMs = 8_000) => stopProc(p, graceMs);
 
 if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
   t.plan(0, 'needs DATABASE_URL and NATS_URL');
