@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { arg } from './args.js';
+import { live } from './baseline-life.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));
@@ -141,29 +142,4 @@ app.post('/v1/batch', async (request, reply) => {
 
 app.get('/health/live', async () => ({ data: { status: 'ok' } }));
 
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
-  const timer = setTimeout(() => process.exit(1), 10_000);
-  timer.unref();
-  try {
-    app.server.closeAllConnections?.();
-    await app.close();
-  } catch { /* closing anyway */ }
-  await dropTables();
-  await pool.end().catch(() => {});
-  process.exit(0);
-}
-process.on('SIGTERM', () => void stop());
-process.on('SIGINT', () => void stop());
-
-try {
-  const address = await app.listen({ host, port });
-  process.stdout.write(`listening on ${address} tables ${events} ${profiles}\n`);
-} catch (err) {
-  process.stderr.write(`fastify-pg-batch: cannot listen: ${(err as Error).message}\n`);
-  await dropTables();
-  await pool.end().catch(() => {});
-  process.exit(1);
-}
+await live({ app, pool, host, port, name: 'fastify-pg-batch', describe: `tables ${events} ${profiles}`, cleanup: dropTables });

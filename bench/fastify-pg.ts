@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { arg } from './args.js';
+import { live } from './baseline-life.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));
@@ -59,30 +60,4 @@ app.post('/v1/track', async (request, reply) => {
 
 app.get('/health/live', async () => ({ data: { status: 'ok' } }));
 
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
-  // Do not wait for keep-alive clients; end them, then drop the table.
-  const timer = setTimeout(() => process.exit(1), 10_000);
-  timer.unref();
-  try {
-    app.server.closeAllConnections?.();
-    await app.close();
-  } catch { /* closing anyway */ }
-  await dropTable();
-  await pool.end().catch(() => {});
-  process.exit(0);
-}
-process.on('SIGTERM', () => void stop());
-process.on('SIGINT', () => void stop());
-
-try {
-  const address = await app.listen({ host, port });
-  process.stdout.write(`listening on ${address} table ${table}\n`);
-} catch (err) {
-  process.stderr.write(`fastify-pg: cannot listen: ${(err as Error).message}\n`);
-  await dropTable();
-  await pool.end().catch(() => {});
-  process.exit(1);
-}
+await live({ app, pool, host, port, name: 'fastify-pg', describe: `table ${table}`, cleanup: dropTable });
