@@ -17,6 +17,7 @@ import { createHttpServer, type Validate } from './http/server.js';
 import { loadStaticSite } from './http/static.js';
 import { TrustedProxies } from './http/proxies.js';
 import { HttpError } from './http/errors.js';
+import { OverQuotaError } from '../pipeline/quotas.js';
 import { createBinder, type Deps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { orgRoutes, userRoutes } from './routes/orgs.js';
@@ -83,6 +84,7 @@ export interface Service {
  */
 export function mapError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
+  if (err instanceof OverQuotaError) return new HttpError('over_quota', err.message);
   if (err instanceof StreamUnavailableError) return new HttpError('dependency_unavailable', 'the ingestion stream is unavailable; nothing was accepted');
   const kind = classifyStoreError(err);
   if (kind === 'outage') return new HttpError('dependency_unavailable', 'a store is unavailable');

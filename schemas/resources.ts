@@ -593,13 +593,26 @@ export const WebhookDeliverySchema = Type.Object(
 
 export const OrgSchema = Type.Object({ id: Id, name: Type.String(), createdAt: DateTime }, { title: 'Org' });
 
+/** Per-org quotas (issue 23); defaults in pipeline/quotas.ts, enforced where each description says. */
+const quota = (description: string) => Nullable(Type.Integer({ minimum: 0, maximum: 9007199254740991 }), { description: `${description} At most 2^53 - 1; null for unlimited.` });
+export const QUOTA_MEMBERS = {
+  artifactBytes: quota('Total bytes of the org\'s stored artifacts (default 1 GiB = 1073741824). An upload that would pass it answers 429 `over_quota` (re-uploading a stored digest adds nothing).'),
+  journeys: quota('Journeys of the org (default 1000). A push that files a journey key the org does not have yet, past the limit, answers 429 `over_quota` and stores nothing.'),
+  webhooks: quota('Webhooks of the org (default 100). `POST /v1/webhooks` past it answers 429 `over_quota`.'),
+  segments: quota('Segments of the org (default 1000). `POST /v1/segments` past it answers 429 `over_quota`.'),
+  runningExecutions: quota('Executions of the org in status `running` or `waiting` (default 100000). A trigger past it does not start: the execution is ' +
+    'recorded as `failed` with error `over_quota: ...` (never queued), so the journey\'s other profiles and other orgs are not delayed.'),
+};
+
 export const OrgLimitsSchema = Type.Object(
   {
     ratePerSecond: Type.Number({ description: 'Token-bucket refill rate per API key (calls per second).' }),
     burst: Type.Number({ description: 'Token-bucket size per API key.' }),
     monthlyEvents: Nullable(Type.Integer(), { description: 'Accepted track calls per calendar month; null for unlimited.' }),
+    ...QUOTA_MEMBERS,
   },
-  { title: 'OrgLimits' },
+  { title: 'OrgLimits', description: 'Quota members (artifactBytes, journeys, webhooks, segments, runningExecutions) are checked at the write that would pass them, ' +
+    'against the org\'s stored limit read at that write: a change applies to the next write. Lowering a quota below what the org already has removes nothing; it only refuses further writes.' },
 );
 
 export const OrgUpdatedSchema = Type.Object({ org: OrgSchema, limits: OrgLimitsSchema }, { title: 'OrgUpdated' });

@@ -11,7 +11,7 @@ import {
   AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
   DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
-  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
+  ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
   SegmentWithCountSchema, SessionSchema, SettingsSchema, LoginLinkSchema, RotatedCredentialSchema, SessionsRevokedSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
@@ -777,13 +777,19 @@ export const routes: RouteDef[] = [
   route({
     id: 'orgsUpdate', method: 'PATCH', path: '/v1/orgs/{orgId}', tag: 'operator', auth: ['operator'],
     summary: 'Set an org\'s limits',
-    description: 'Operator token only. A partial `limits` object changes only the given members; changes take effect within one second.',
+    description: 'Operator token only. A partial `limits` object changes only the given members. Rate and monthly limits take effect within one second; ' +
+      'the quotas (artifactBytes, journeys, webhooks, segments, runningExecutions) at the next write they govern. A write past a quota answers 429 `over_quota` naming the limit.',
     params: Params('orgId'),
     body: Body(Type.Object({
       limits: Type.Object({
         ratePerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1000000000, description: 'Token-bucket refill rate per API key (at most 10^9).' })),
         burst: Type.Optional(Type.Number({ minimum: 1, maximum: 1000000000, description: 'Token-bucket size per API key (at most 10^9).' })),
         monthlyEvents: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9007199254740991 }), { description: 'Accepted track calls per month (at most 2^53 - 1); null for unlimited.' })),
+        artifactBytes: Type.Optional(QUOTA_MEMBERS.artifactBytes),
+        journeys: Type.Optional(QUOTA_MEMBERS.journeys),
+        webhooks: Type.Optional(QUOTA_MEMBERS.webhooks),
+        segments: Type.Optional(QUOTA_MEMBERS.segments),
+        runningExecutions: Type.Optional(QUOTA_MEMBERS.runningExecutions),
       }),
     })),
     ok: { 200: json('The org and its limits.', Data(OrgUpdatedSchema)) },

@@ -3,11 +3,12 @@ import { newId, newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { hashToken } from '../auth/secrets.js';
 import { KEY_PREFIX, type KeyScheme } from '../auth/auth.js';
+import { QUOTA_DEFAULTS, QUOTA_NAMES } from '../../pipeline/quotas.js';
 import { httpError, notFound } from '../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 /** Generous defaults so a fresh install is not throttled; the operator tightens them per org. */
-export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null };
+export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null, ...QUOTA_DEFAULTS };
 
 export const orgOut = (r: any) => ({ id: r.id, name: r.name, createdAt: r.created_at });
 export const limitsOut = (r: any) => ({ ...DEFAULT_LIMITS, ...(r.limits ?? {}) });
@@ -47,11 +48,13 @@ export function orgRoutes(bind: Bind, d: Deps) {
         throw httpError('validation_failed', `body /data/limits/${k}: must be a number > 0`);
       }
     }
-    if ('monthlyEvents' in limits && limits.monthlyEvents !== null && !(Number.isInteger(limits.monthlyEvents) && (limits.monthlyEvents as number) >= 0)) {
-      throw httpError('validation_failed', 'body /data/limits/monthlyEvents: must be an integer >= 0 or null');
+    for (const k of ['monthlyEvents', ...QUOTA_NAMES]) {
+      if (k in limits && limits[k] !== null && !(Number.isSafeInteger(limits[k]) && (limits[k] as number) >= 0)) {
+        throw httpError('validation_failed', `body /data/limits/${k}: must be an integer >= 0 (at most 2^53 - 1) or null`);
+      }
     }
     const picked: Record<string, unknown> = {};
-    for (const k of ['ratePerSecond', 'burst', 'monthlyEvents']) if (k in limits) picked[k] = limits[k];
+    for (const k of ['ratePerSecond', 'burst', 'monthlyEvents', ...QUOTA_NAMES]) if (k in limits) picked[k] = limits[k];
     const r = await d.pool.query('UPDATE orgs SET limits = limits || $2::jsonb WHERE id = $1 RETURNING *', [req.params.orgId, JSON.stringify(picked)]);
     if (!r.rows[0]) throw notFound('org');
     return { data: { org: orgOut(r.rows[0]), limits: limitsOut(r.rows[0]) } };

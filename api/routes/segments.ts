@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
+import { checkQuota, lockQuota } from '../../pipeline/quotas.js';
 import { backfill, LEASE, normalizeDefinition, preview, segmentLockKey, type Definition, type JobDeps } from '../../pipeline/segments/mod.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
@@ -55,6 +56,9 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
     const id = newId('seg');
     // The lease keeps sweepers off while this request backfills; if it dies, a sweeper resumes.
     await tx(d.pool, async (c) => {
+      // Under the org's segments lock: two creates at the limit cannot both pass.
+      const limit = await lockQuota(c, orgId, 'segments');
+      if (limit !== null) checkQuota('segments', limit, Number((await c.query('SELECT count(*) AS n FROM segments WHERE org_id = $1', [orgId])).rows[0].n), 1);
       await c.query(
         `INSERT INTO segments (id, org_id, name, description, definition, environments, version, computed_at, swept_at, lease_until, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, 1, NULL, now(), now() + ${LEASE}, now(), now())`,

@@ -3,6 +3,7 @@
 import { enqueue, maskPassword, MASK, newSigningSecret, skipWaiting, splitPassword, toDelivery } from '../../pipeline/webhooks/mod.js';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
+import { checkQuota, lockQuota } from '../../pipeline/quotas.js';
 import { isUnique } from '../../pipeline/store/errors.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
@@ -49,10 +50,15 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
     const secret = newSigningSecret();
     const { url, password } = splitPassword(config.url);
     try {
-      const r = await d.pool.query(
-        `INSERT INTO webhooks (id, org_id, name, url, url_password_enc, secret_enc, payload_version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 1, now(), now()) RETURNING *`,
-        [newId('whk'), orgId, name, url, password ? d.secrets.encrypt(password) : null, d.secrets.encrypt(secret)]);
+      const r = await tx(d.pool, async (c) => {
+        // Under the org's webhooks lock: two creates at the limit cannot both pass.
+        const limit = await lockQuota(c, orgId, 'webhooks');
+        if (limit !== null) checkQuota('webhooks', limit, Number((await c.query('SELECT count(*) AS n FROM webhooks WHERE org_id = $1', [orgId])).rows[0].n), 1);
+        return c.query(
+          `INSERT INTO webhooks (id, org_id, name, url, url_password_enc, secret_enc, payload_version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 1, now(), now()) RETURNING *`,
+          [newId('whk'), orgId, name, url, password ? d.secrets.encrypt(password) : null, d.secrets.encrypt(secret)]);
+      });
       return { status: 201, data: webhookOut(r.rows[0], secret) };
     } catch (e) {
       if (isUnique(e)) throw nameTaken(name);

@@ -4,7 +4,8 @@
 //    waitForEvent, or goes to the inbox of an execution whose activation is in progress;
 // 2. triggers: each event an enabled journey names starts an execution for its profile (consent,
 //    cooldown and one active execution per (journey, profile) decided in the inserting statement;
-//    the (journey, trigger event) key makes a repeat a no-op).
+//    the (journey, trigger event) key makes a repeat a no-op; a start past the org's
+//    runningExecutions quota is recorded as failed, see ./quota.ts).
 // One round trip decides both when nothing applies: the orgs' trigger index versions and the ids of
 // the active executions of the batch's profiles.
 import type pg from 'pg';
@@ -12,6 +13,7 @@ import type { Logger } from '../../lib/log.js';
 import { newId } from '../ids.js';
 import { tx } from '../store/postgres.js';
 import type { EventRecord } from '../types.js';
+import { lockExecutionQuotas, refuseOverQuota } from './quota.js';
 import type { TriggerIndex } from './triggers.js';
 
 export interface LandedDeps {
@@ -42,7 +44,7 @@ export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord
   // Waits first: executions this batch starts have not run yet, so they wait for nothing.
   if (active.length) woke = await answerWaits(d.pool, active, events);
   await d.index.refresh(versions);
-  const started = await startExecutions(d.pool, d.index, events);
+  const started = await startExecutions(d.pool, d.log, d.index, events);
   if (woke || started > 0) d.notify();
 }
 
@@ -69,30 +71,30 @@ async function answerWaits(pool: pg.Pool, ids: string[], events: readonly EventR
     l.push(e);
   }
   return tx(pool, async (c) => {
-    // Locked in id order (no deadlock between landing processes); the runner's save takes the same
-    // row lock, so an event is either seen by the wait it registers or answers it here.
-    const rows = (await c.query<ActiveRow>(
-      `SELECT id, org_id, profile_id, status, wait, wake_value IS NOT NULL AS woken, (lease_until IS NOT NULL AND lease_until > now()) AS leased
-       FROM executions WHERE id = ANY($1) AND status IN ('running', 'waiting') ORDER BY id FOR UPDATE`, [ids])).rows;
-    let woke = false;
-    for (const x of rows) {
-      const evs = byProfile.get(`${x.org_id}\u0000${x.profile_id}`);
-      if (!evs) continue;
-      if (x.leased) {
-        await c.query(`UPDATE executions SET inbox = inbox || $2::jsonb WHERE id = $1`, [x.id, JSON.stringify(evs.slice(0, INBOX_PER_BATCH))]);
-        continue;
+      // Locked in id order (no deadlock between landing processes); the runner's save takes the same
+      // row lock, so an event is either seen by the wait it registers or answers it here.
+      const rows = (await c.query<ActiveRow>(
+        `SELECT id, org_id, profile_id, status, wait, wake_value IS NOT NULL AS woken, (lease_until IS NOT NULL AND lease_until > now()) AS leased
+         FROM executions WHERE id = ANY($1) AND status IN ('running', 'waiting') ORDER BY id FOR UPDATE`, [ids])).rows;
+      let woke = false;
+      for (const x of rows) {
+        const evs = byProfile.get(`${x.org_id}\u0000${x.profile_id}`);
+        if (!evs) continue;
+        if (x.leased) {
+          await c.query(`UPDATE executions SET inbox = inbox || $2::jsonb WHERE id = $1`, [x.id, JSON.stringify(evs.slice(0, INBOX_PER_BATCH))]);
+          continue;
+        }
+        if (x.status !== 'waiting' || !x.wait || x.woken) continue;
+        const hit = answering(x.wait, evs);
+        if (!hit) continue;
+        await c.query(`UPDATE executions SET wake_value = $2::jsonb, wake_at = now() WHERE id = $1`, [x.id, JSON.stringify(hit)]);
+        woke = true;
       }
-      if (x.status !== 'waiting' || !x.wait || x.woken) continue;
-      const hit = answering(x.wait, evs);
-      if (!hit) continue;
-      await c.query(`UPDATE executions SET wake_value = $2::jsonb, wake_at = now() WHERE id = $1`, [x.id, JSON.stringify(hit)]);
-      woke = true;
-    }
-    return woke;
+      return woke;
   });
 }
 
-async function startExecutions(pool: pg.Pool, index: TriggerIndex, events: readonly EventRecord[]): Promise<number> {
+async function startExecutions(pool: pg.Pool, log: Logger, index: TriggerIndex, events: readonly EventRecord[]): Promise<number> {
   const cols: string[][] = Array.from({ length: 12 }, () => []);
   const cooldowns: number[] = [];
   const receivedAt: string[] = [];
@@ -107,7 +109,10 @@ async function startExecutions(pool: pg.Pool, index: TriggerIndex, events: reado
   if (cooldowns.length === 0) return 0;
   // Rows go in event order: of two triggers of one (journey, profile) in a batch the first starts
   // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
-  const r = await pool.query(
+  // The orgs' runningExecutions quotas are checked in the inserting transaction (./quota.ts).
+  return tx(pool, async (c) => {
+  const limits = await lockExecutionQuotas(c, cols[1]!);
+  const r = await c.query<{ id: string; org_id: string }>(
     `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
        trigger_event_id, run_id, event, status, wake_at, started_at, updated_at)
      SELECT t.id, t.org_id, t.journey_key, t.version_id, t.release_id, t.app_id, t.source_id, t.profile_id, t.environment,
@@ -122,7 +127,9 @@ async function startExecutions(pool: pg.Pool, index: TriggerIndex, events: reado
              AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
      ORDER BY t.ord
      ON CONFLICT DO NOTHING
-     RETURNING id`,
+     RETURNING id, org_id`,
     [...cols, cooldowns, receivedAt]);
-  return r.rowCount ?? 0;
+  const refused = limits.size ? await refuseOverQuota(c, log, limits, r.rows) : 0;
+  return r.rows.length - refused;
+  });
 }

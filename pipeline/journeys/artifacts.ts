@@ -2,10 +2,13 @@
 // reads them. An upload is written chunk by chunk as it arrives (never held whole), hashed on the
 // way, and published by one statement that inserts the (org, digest) row: a reader sees a complete,
 // verified artifact or none. Two uploads of one digest both stage; the first publish wins and the
-// other drops its chunks, so the bytes are stored once.
+// other drops its chunks, so the bytes are stored once. The org's artifactBytes quota is checked
+// while the body arrives and again, under the org's quota lock, at the publish.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../ids.js';
+import { checkQuota, lockQuota, quotaOf } from '../quotas.js';
+import { tx } from '../store/postgres.js';
 
 /** Bytes per stored chunk row (a chunk may exceed it by one incoming piece). */
 export const CHUNK_BYTES = 256 * 1024;
@@ -58,6 +61,11 @@ export async function storeArtifact(pool: pg.Pool, o: StoreOptions): Promise<Sto
     const actual = hash.digest('hex');
     return actual === o.digest ? { stored: existing, created: false } : { mismatch: actual };
   }
+  // The org's artifactBytes quota: an upload stops as soon as it cannot fit beside what the org
+  // stores (read here without the lock, so nothing far past the limit is staged); the publish
+  // checks again under the org's quota lock, which decides between uploads racing for the room.
+  const limit = quotaOf((await pool.query('SELECT limits FROM orgs WHERE id = $1', [o.orgId])).rows[0]?.limits, 'artifactBytes');
+  const usedBefore = limit === null ? 0 : (await storedBytes(pool, o.orgId, o.digest)).used;
   const blobId = newId('blb');
   await pool.query('INSERT INTO artifact_uploads (blob_id, org_id, started_at) VALUES ($1, $2, now())', [blobId, o.orgId]);
   try {
@@ -75,6 +83,7 @@ export async function storeArtifact(pool: pg.Pool, o: StoreOptions): Promise<Sto
     for await (const c of o.body) {
       hash.update(c);
       size += c.byteLength;
+      if (limit !== null) checkQuota('artifactBytes', limit, usedBefore, size);
       pending.push(c);
       pendingBytes += c.byteLength;
       if (pendingBytes >= CHUNK_BYTES) await flush();
@@ -82,12 +91,19 @@ export async function storeArtifact(pool: pg.Pool, o: StoreOptions): Promise<Sto
     if (pendingBytes > 0) await flush();
     const actual = hash.digest('hex');
     if (actual !== o.digest) { await dropBlob(pool, blobId); return { mismatch: actual }; }
-    const r = await pool.query(
-      `WITH ins AS (
-         INSERT INTO artifacts (org_id, digest, kind, size, blob_id, created_at) VALUES ($1, $2, $3, $4, $5, now())
-         ON CONFLICT (org_id, digest) DO NOTHING RETURNING digest, kind, size, created_at),
-       staged AS (DELETE FROM artifact_uploads WHERE blob_id = $5)
-       SELECT * FROM ins`, [o.orgId, o.digest, o.kind, size, blobId]);
+    const r = await tx(pool, async (c) => {
+      const cap = await lockQuota(c, o.orgId, 'artifactBytes');
+      if (cap !== null) {
+        const now = await storedBytes(c, o.orgId, o.digest);
+        if (!now.has) checkQuota('artifactBytes', cap, now.used, size);
+      }
+      return c.query(
+        `WITH ins AS (
+           INSERT INTO artifacts (org_id, digest, kind, size, blob_id, created_at) VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (org_id, digest) DO NOTHING RETURNING digest, kind, size, created_at),
+         staged AS (DELETE FROM artifact_uploads WHERE blob_id = $5)
+         SELECT * FROM ins`, [o.orgId, o.digest, o.kind, size, blobId]);
+    });
     if (r.rows[0]) return { stored: artifactOut(r.rows[0]), created: true };
     // A concurrent upload of the same digest published first.
     await dropBlob(pool, blobId);
@@ -98,6 +114,13 @@ export async function storeArtifact(pool: pg.Pool, o: StoreOptions): Promise<Sto
     await dropBlob(pool, blobId).catch(() => {});
     throw err;
   }
+}
+
+/** The bytes of the org's stored artifacts, and whether `digest` is one of them (it then adds nothing). */
+async function storedBytes(db: pg.Pool | pg.PoolClient, orgId: string, digest: string): Promise<{ used: number; has: boolean }> {
+  const r = await db.query<{ used: string; has: boolean | null }>(
+    'SELECT COALESCE(sum(size), 0) AS used, bool_or(digest = $2) AS has FROM artifacts WHERE org_id = $1', [orgId, digest]);
+  return { used: Number(r.rows[0]!.used), has: r.rows[0]!.has === true };
 }
 
 async function dropBlob(pool: pg.Pool, blobId: string): Promise<void> {

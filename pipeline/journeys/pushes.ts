@@ -1,10 +1,12 @@
 // Pushes and versions. A push stores the project's manifest and files a version for every journey
 // or template key whose bundle differs from the latest version of that key (keys are unique per org
 // and kind); an unchanged key files none. An org's pushes are serialized on its counter row, so two
-// pushes at once cannot both file a version for the same change.
+// pushes at once cannot both file a version for the same change. A push that would create journeys
+// past the org's journeys quota is refused whole (pipeline/quotas.ts).
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { newId } from '../ids.js';
+import { checkQuota, lockQuota } from '../quotas.js';
 import { tx } from '../store/postgres.js';
 import { missingArtifacts } from './artifacts.js';
 
@@ -59,6 +61,7 @@ export async function createPush(pool: pg.Pool, p: CreatePush): Promise<{ id: st
   return tx(pool, async (c) => {
     const seqRow = await c.query<{ push_seq: number }>('UPDATE orgs SET push_seq = push_seq + 1 WHERE id = $1 RETURNING push_seq', [p.orgId]);
     const seq = seqRow.rows[0]!.push_seq;
+    await checkJourneyQuota(c, p.orgId, p.manifest.journeys.map((e) => e.key));
     await c.query(
       `INSERT INTO pushes (id, org_id, app_id, seq, manifest, manifest_digest, source_digest, created_by, created_by_scheme, created_by_role, created_at)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, now())`,
@@ -90,6 +93,22 @@ export async function createPush(pool: pg.Pool, p: CreatePush): Promise<{ id: st
     }
     return { id, versions: rows.length };
   });
+}
+
+/**
+ * Throws OverQuotaError when the push would file journey keys the org does not have past its
+ * journeys limit (the whole push is refused). Keys the org has count nothing, so pushing new
+ * versions of existing journeys works at or over the limit.
+ */
+async function checkJourneyQuota(c: pg.PoolClient, orgId: string, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const limit = await lockQuota(c, orgId, 'journeys');
+  if (limit === null) return;
+  const want = [...new Set(keys)];
+  const r = await c.query<{ n: string; have: string }>(
+    'SELECT count(*) AS n, count(*) FILTER (WHERE key = ANY($2::text[])) AS have FROM journeys WHERE org_id = $1', [orgId, want]);
+  const adding = want.length - Number(r.rows[0]!.have);
+  if (adding > 0) checkQuota('journeys', limit, Number(r.rows[0]!.n), adding);
 }
 
 const VERSION_COLS = 'id, org_id, key, app_id, push_id, kind, module_digest, manifest, status, pushed_at, compiled_at, error';
