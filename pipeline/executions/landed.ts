@@ -71,26 +71,26 @@ async function answerWaits(pool: pg.Pool, ids: string[], events: readonly EventR
     l.push(e);
   }
   return tx(pool, async (c) => {
-      // Locked in id order (no deadlock between landing processes); the runner's save takes the same
-      // row lock, so an event is either seen by the wait it registers or answers it here.
-      const rows = (await c.query<ActiveRow>(
-        `SELECT id, org_id, profile_id, status, wait, wake_value IS NOT NULL AS woken, (lease_until IS NOT NULL AND lease_until > now()) AS leased
-         FROM executions WHERE id = ANY($1) AND status IN ('running', 'waiting') ORDER BY id FOR UPDATE`, [ids])).rows;
-      let woke = false;
-      for (const x of rows) {
-        const evs = byProfile.get(`${x.org_id}\u0000${x.profile_id}`);
-        if (!evs) continue;
-        if (x.leased) {
-          await c.query(`UPDATE executions SET inbox = inbox || $2::jsonb WHERE id = $1`, [x.id, JSON.stringify(evs.slice(0, INBOX_PER_BATCH))]);
-          continue;
-        }
-        if (x.status !== 'waiting' || !x.wait || x.woken) continue;
-        const hit = answering(x.wait, evs);
-        if (!hit) continue;
-        await c.query(`UPDATE executions SET wake_value = $2::jsonb, wake_at = now() WHERE id = $1`, [x.id, JSON.stringify(hit)]);
-        woke = true;
+    // Locked in id order (no deadlock between landing processes); the runner's save takes the same
+    // row lock, so an event is either seen by the wait it registers or answers it here.
+    const rows = (await c.query<ActiveRow>(
+      `SELECT id, org_id, profile_id, status, wait, wake_value IS NOT NULL AS woken, (lease_until IS NOT NULL AND lease_until > now()) AS leased
+       FROM executions WHERE id = ANY($1) AND status IN ('running', 'waiting') ORDER BY id FOR UPDATE`, [ids])).rows;
+    let woke = false;
+    for (const x of rows) {
+      const evs = byProfile.get(`${x.org_id}\u0000${x.profile_id}`);
+      if (!evs) continue;
+      if (x.leased) {
+        await c.query(`UPDATE executions SET inbox = inbox || $2::jsonb WHERE id = $1`, [x.id, JSON.stringify(evs.slice(0, INBOX_PER_BATCH))]);
+        continue;
       }
-      return woke;
+      if (x.status !== 'waiting' || !x.wait || x.woken) continue;
+      const hit = answering(x.wait, evs);
+      if (!hit) continue;
+      await c.query(`UPDATE executions SET wake_value = $2::jsonb, wake_at = now() WHERE id = $1`, [x.id, JSON.stringify(hit)]);
+      woke = true;
+    }
+    return woke;
   });
 }
 
@@ -111,25 +111,25 @@ async function startExecutions(pool: pg.Pool, log: Logger, index: TriggerIndex, 
   // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
   // The orgs' runningExecutions quotas are checked in the inserting transaction (./quota.ts).
   return tx(pool, async (c) => {
-  const limits = await lockExecutionQuotas(c, cols[1]!);
-  const r = await c.query<{ id: string; org_id: string }>(
-    `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
-       trigger_event_id, run_id, event, status, wake_at, started_at, updated_at)
-     SELECT t.id, t.org_id, t.journey_key, t.version_id, t.release_id, t.app_id, t.source_id, t.profile_id, t.environment,
-       t.trigger_event_id, 'run_' || substr(t.id, 5), t.event::jsonb, 'running', now(), now(), now()
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                 $10::text[], $11::text[], $12::text[], $13::float8[], $14::timestamptz[])
-          WITH ORDINALITY AS t(id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
-                               trigger_event_id, event, purpose, cooldown_ms, received_at, ord)
-     JOIN profiles p ON p.id = t.profile_id AND p.org_id = t.org_id
-     WHERE p.consent -> t.purpose = 'true'::jsonb
-       AND NOT (t.cooldown_ms > 0 AND EXISTS (SELECT 1 FROM executions e WHERE e.org_id = t.org_id AND e.journey_key = t.journey_key
-             AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
-     ORDER BY t.ord
-     ON CONFLICT DO NOTHING
-     RETURNING id, org_id`,
-    [...cols, cooldowns, receivedAt]);
-  const refused = limits.size ? await refuseOverQuota(c, log, limits, r.rows) : 0;
-  return r.rows.length - refused;
+    const limits = await lockExecutionQuotas(c, cols[1]!);
+    const r = await c.query<{ id: string; org_id: string }>(
+      `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
+         trigger_event_id, run_id, event, status, wake_at, started_at, updated_at)
+       SELECT t.id, t.org_id, t.journey_key, t.version_id, t.release_id, t.app_id, t.source_id, t.profile_id, t.environment,
+         t.trigger_event_id, 'run_' || substr(t.id, 5), t.event::jsonb, 'running', now(), now(), now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                   $10::text[], $11::text[], $12::text[], $13::float8[], $14::timestamptz[])
+            WITH ORDINALITY AS t(id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
+                                 trigger_event_id, event, purpose, cooldown_ms, received_at, ord)
+       JOIN profiles p ON p.id = t.profile_id AND p.org_id = t.org_id
+       WHERE p.consent -> t.purpose = 'true'::jsonb
+         AND NOT (t.cooldown_ms > 0 AND EXISTS (SELECT 1 FROM executions e WHERE e.org_id = t.org_id AND e.journey_key = t.journey_key
+               AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
+       ORDER BY t.ord
+       ON CONFLICT DO NOTHING
+       RETURNING id, org_id`,
+      [...cols, cooldowns, receivedAt]);
+    const refused = limits.size ? await refuseOverQuota(c, log, limits, r.rows) : 0;
+    return r.rows.length - refused;
   });
 }
