@@ -351,6 +351,8 @@ t.test('POST /v1/orgs/{orgId}/sessions', async (t) => {
 });
 
 // ------------------------------------------------------------------ operator: limits
+/** The documented quota defaults (schemas/resources.ts OrgLimits). */
+const QUOTA_DEFAULTS = { artifactBytes: 1073741824, journeys: 1000, webhooks: 100, segments: 1000, runningExecutions: 100000 };
 
 t.test('PATCH /v1/orgs/{orgId} limits', async (t) => {
   const org = await createOrg(s);
@@ -359,19 +361,19 @@ t.test('PATCH /v1/orgs/{orgId} limits', async (t) => {
   const r1 = await patch(org.org.id, { ratePerSecond: 10, burst: 20, monthlyEvents: 1000 });
   t.equal(r1.status, 200, 'full update: 200');
   t.same(r1.body.data.org, org.org, 'answer carries the org');
-  t.same(r1.body.data.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: 1000 }, 'all three set');
+  t.same(r1.body.data.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: 1000, ...QUOTA_DEFAULTS }, 'all three set');
   t.equal(r1.body.meta.requestId, r1.headers.get('x-request-id'));
 
   const r2 = await patch(org.org.id, { ratePerSecond: 5 });
   t.equal(r2.status, 200, 'partial update: 200');
-  t.same(r2.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: 1000 }, 'partial update keeps the other members');
+  t.same(r2.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: 1000, ...QUOTA_DEFAULTS }, 'partial update keeps the other members');
 
   const r3 = await patch(org.org.id, { monthlyEvents: null });
-  t.same(r3.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: null }, 'monthlyEvents null = unlimited, others kept');
+  t.same(r3.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'monthlyEvents null = unlimited, others kept');
 
   const r4 = await patch(org.org.id, {});
   t.equal(r4.status, 200, 'empty limits object: 200');
-  t.same(r4.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: null }, 'empty limits object changes nothing');
+  t.same(r4.body.data.limits, { ratePerSecond: 5, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'empty limits object changes nothing');
 
   const r5 = await patch(org.org.id, { ratePerSecond: 2.5 });
   t.equal(r5.body.data.limits.ratePerSecond, 2.5, 'fractional rate accepted (a number)');
@@ -391,7 +393,7 @@ t.test('PATCH /v1/orgs/{orgId} limits', async (t) => {
   for (const [label, limits, field] of bad) expectError(t, await patch(org.org.id, limits), 422, 'validation_failed', label, field);
   expectError(t, await call(s.url, 'PATCH', `/v1/orgs/${org.org.id}`, { token: s.operatorToken, body: { data: {} } }), 422, 'validation_failed', 'limits missing', '/data/limits');
   const after = await patch(org.org.id, {});
-  t.same(after.body.data.limits, { ratePerSecond: 2.5, burst: 20, monthlyEvents: null }, 'refused updates changed nothing');
+  t.same(after.body.data.limits, { ratePerSecond: 2.5, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'refused updates changed nothing');
 
   expectError(t, await patch('org_doesnotexist000000000000', { burst: 10 }), 404, 'not_found', 'unknown org');
 

@@ -4,6 +4,9 @@
 import t from 'tap';
 import { startServer, call, createOrg, expectError, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
+/** The documented quota defaults (schemas/resources.ts OrgLimits). */
+const QUOTA_DEFAULTS = { artifactBytes: 1073741824, journeys: 1000, webhooks: 100, segments: 1000, runningExecutions: 100000 };
+
 const s = await startServer();
 t.teardown(() => s.close());
 
@@ -22,20 +25,28 @@ t.test('PATCH /v1/orgs/{orgId} limits: answer, partial updates, validation, auth
   t.equal(r.status, 200, r.text.slice(0, 300));
   t.equal(r.body?.data?.org?.id, org.org.id, 'the org');
   t.equal(r.body?.data?.org?.name, org.org.name);
-  t.same(r.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null }, 'limits; monthlyEvents null = unlimited');
+  t.same(r.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'limits; monthlyEvents null = unlimited');
   const r2 = await patchLimits(org.org.id, { monthlyEvents: 1000 });
-  t.same(r2.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: 1000 }, 'a partial object changes only the given member');
+  t.same(r2.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: 1000, ...QUOTA_DEFAULTS }, 'a partial object changes only the given member');
   const r3 = await patchLimits(org.org.id, { monthlyEvents: null });
-  t.same(r3.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null }, 'monthlyEvents back to unlimited');
+  t.same(r3.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'monthlyEvents back to unlimited');
 
   const bad: Array<[string, Record<string, unknown>]> = [
     ['ratePerSecond 0', { ratePerSecond: 0 }], ['ratePerSecond negative', { ratePerSecond: -1 }],
     ['ratePerSecond string', { ratePerSecond: 'fast' }], ['burst 0', { burst: 0 }], ['burst string', { burst: '5' }],
     ['monthlyEvents negative', { monthlyEvents: -1 }], ['monthlyEvents fractional', { monthlyEvents: 1.5 }], ['monthlyEvents string', { monthlyEvents: '10' }],
+    ...Object.keys(QUOTA_DEFAULTS).flatMap((k): Array<[string, Record<string, unknown>]> => [
+      [`${k} negative`, { [k]: -1 }], [`${k} fractional`, { [k]: 2.5 }], [`${k} string`, { [k]: '10' }],
+      [`${k} past 2^53`, { [k]: 2 ** 53 + 2 }], [`${k} boolean`, { [k]: true }], [`${k} object`, { [k]: {} }],
+    ]),
   ];
   for (const [what, limits] of bad) expectError(t, await patchLimits(org.org.id, limits), 422, 'validation_failed', what);
+  const q = await patchLimits(org.org.id, { artifactBytes: 0, journeys: null, webhooks: 9007199254740991 });
+  t.same(q.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS, artifactBytes: 0, journeys: null, webhooks: 9007199254740991 },
+    'quota members: 0, null (unlimited) and 2^53 - 1 accepted');
+  await patchLimits(org.org.id, { artifactBytes: QUOTA_DEFAULTS.artifactBytes, journeys: QUOTA_DEFAULTS.journeys, webhooks: QUOTA_DEFAULTS.webhooks });
   const after = await patchLimits(org.org.id, {});
-  t.same(after.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null }, 'rejected PATCHes changed nothing');
+  t.same(after.body?.data?.limits, { ratePerSecond: 10, burst: 20, monthlyEvents: null, ...QUOTA_DEFAULTS }, 'rejected PATCHes changed nothing');
   expectError(t, await patchLimits('org_doesnotexist', { burst: 5 }), 404, 'not_found', 'unknown org');
   expectError(t, await patchLimits(org.org.id, { burst: 5 }, org.sessions.admin), 401, 'invalid_key', 'admin session on an operator route');
   expectError(t, await patchLimits(org.org.id, { burst: 5 }, org.apiKey), 401, 'invalid_key', 'API key on an operator route');
@@ -46,7 +57,7 @@ t.test('token bucket: the third quick track is 429 rate_limited with Retry-After
   t.equal((await track(f)).status, 201, 'a track before the change (the key\'s bucket exists)');
   const p = await patchLimits(f.org.org.id, { ratePerSecond: 1, burst: 2 });
   t.equal(p.status, 200);
-  t.same(p.body?.data?.limits, { ratePerSecond: 1, burst: 2, monthlyEvents: null });
+  t.same(p.body?.data?.limits, { ratePerSecond: 1, burst: 2, monthlyEvents: null, ...QUOTA_DEFAULTS });
   await sleep(1500); // takes effect within one second
   const rs = [await track(f), await track(f), await track(f)];
   t.same(rs.map((r) => r.status), [201, 201, 429], `two pass, the third is limited (${rs.map((r) => r.text.slice(0, 120)).join(' | ')})`);
