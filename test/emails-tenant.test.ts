@@ -6,10 +6,13 @@
 import t from 'tap';
 import { SCAFFOLD } from '../cli/project/scaffold.js';
 import { call, createAppFixture, sleep, startServer, uid, type AppFixture } from './helpers/server.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
 
 const DEADLINE_MS = 5000;
-const s = await startServer(['--journey-timeout-ms', String(DEADLINE_MS)]);
+// A database of its own: on a shared one, another test file's runner (with a 30 s budget) could
+// activate these executions.
+const s = await startServer(['--journey-timeout-ms', String(DEADLINE_MS)], dbEnv(await ownDatabase(t)));
 t.teardown(() => s.close());
 
 // Sends the template named by the trigger's properties and logs the outcome.

@@ -1,6 +1,7 @@
 // A server whose ingestion workers are behind sheds load: new writes are answered 503
 // dependency_unavailable with Retry-After at once, and nothing of a refused request is written.
-// The gate is set low (--ingest-max-wait-ms 20) so that a burst of batches puts it behind.
+// The gate is set low (--ingest-max-wait-ms 20) and batches of 500 calls are sent without pause
+// in the background, so the workers stay behind until the probe being tested is refused.
 import t from 'tap';
 import { call, createAppFixture, expectError, poll, startServer, uid } from './helpers/server.js';
 
@@ -18,19 +19,29 @@ const send = (calls: unknown[], signal?: AbortSignal) => fetch(`${s.url}/v1/batc
   body: JSON.stringify({ data: { sourceId: f.source.id, calls } }),
 });
 
+/** Keeps `lanes` batches of 500 calls in flight until stopped; every answer is 200 or 503. */
+function pressure(lanes = 4) {
+  let stop = false;
+  const statuses: number[] = [];
+  const done = Promise.all(Array.from({ length: lanes }, async (_, k) => {
+    while (!stop) { const r = await send(batch(500, uid(`load${k}`))); statuses.push(r.status); await r.arrayBuffer(); }
+  }));
+  return { statuses, async stop() { stop = true; await done; return statuses; } };
+}
+
 t.test('behind: a new write is refused with Retry-After, and nothing of it was written', async (t) => {
-  // A first wave the workers need a while for, then single batches until one is refused.
-  const wave = Array.from({ length: 8 }, (_, k) => send(batch(500, uid(`wave${k}`))));
+  const load = pressure();
   let refused: { calls: unknown[]; res: Response; text: string } | undefined;
-  for (let k = 0; k < 200 && !refused; k++) {
+  const until = Date.now() + 30_000;
+  while (!refused && Date.now() < until) {
     const calls = batch(5, uid('probe'));
     const res = await send(calls);
     const text = await res.text();
     if (res.status === 503) refused = { calls, res, text };
     else t.equal(res.status, 200, `an admitted batch is answered (${text.slice(0, 100)})`);
   }
-  const answered = await Promise.all(wave);
-  t.ok(answered.every((r) => r.status === 200 || r.status === 503), 'the first wave is answered or refused, never failed');
+  const statuses = await load.stop();
+  t.ok(statuses.every((x) => x === 200 || x === 503), 'the background batches are answered or refused, never failed');
   if (!refused) { t.fail('no write was refused while the workers were behind'); return; }
   const body = JSON.parse(refused.text);
   t.equal(body.error.code, 'dependency_unavailable');
@@ -46,13 +57,14 @@ t.test('behind: a new write is refused with Retry-After, and nothing of it was w
 });
 
 t.test('a single call is refused the same way, in the error envelope', async (t) => {
-  const wave = Array.from({ length: 8 }, (_, k) => send(batch(500, uid(`wave${k}`))));
+  const load = pressure();
   let res: Awaited<ReturnType<typeof call>> | undefined;
-  for (let k = 0; k < 200; k++) {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
     res = await call(s.url, 'POST', '/v1/track', { token: f.key, body: { data: { sourceId: f.source.id, event: 'Shed', messageId: uid('m'), identifiers: { userId: 'one' } } } });
     if (res.status === 503) break;
   }
-  await Promise.all(wave);
+  await load.stop();
   expectError(t, res!, 503, 'dependency_unavailable', 'a track while behind');
   t.equal(res!.headers.get('retry-after'), '1');
 });
