@@ -40,7 +40,7 @@ export class ServiceMetrics {
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'headwater_process_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'headwater_' });
     this.requests = new Counter({ name: 'headwater_http_requests_total', help: 'HTTP answers by route template, method and status.', labelNames: ['route', 'method', 'status'], registers });
     this.duration = new Histogram({ name: 'headwater_http_request_duration_seconds', help: 'Time from the request to its answer, by route template.', labelNames: ['route', 'method'], buckets: LATENCY, registers });
     this.calls = new Counter({ name: 'headwater_ingest_calls_total', help: 'Ingestion calls by kind and outcome: accepted, replayed, quarantined, rejected (4xx), failed (5xx), refused (503 while behind).', labelNames: ['kind', 'outcome'], registers });
