@@ -6,7 +6,8 @@
 // refused request was accepted.
 // Behind is judged as CoDel does, on the shortest wait of the submits answered during the last
 // interval (`maxWaitMs` long): when even the quickest waited longer than `maxWaitMs`, a standing
-// queue has formed. A straggler (a call held by a worker that died, answered after the stream's
+// queue has formed, and new requests are refused while a call has been waiting longer than
+// `maxWaitMs` (the queue still stands). A straggler (a call held by a worker that died, answered after the stream's
 // redelivery) does not shut the gate while others are answered quickly. With nothing answered in
 // an interval, the oldest waiting call decides, and one request per interval is still let through
 // to measure again (else a straggler alone would keep the gate shut). More than `maxCalls` waiting
@@ -77,7 +78,10 @@ export class IngestGate implements Submitter {
   submit(calls: IngestCall[], o?: SubmitOptions): Promise<CallResult[]> {
     const now = Date.now();
     const b = this.backlog(now);
-    if (this.judge(now, b.oldestMs) || (this.waiting > 0 && b.calls + calls.length > this.maxCalls)) {
+    // Behind, and a queue stands now: a slow interval that has drained since (a cold start, one
+    // slow batch) refuses nobody.
+    const queued = this.waiting > 0 && b.oldestMs > this.maxWaitMs;
+    if ((this.judge(now, b.oldestMs) && queued) || (this.waiting > 0 && b.calls + calls.length > this.maxCalls)) {
       this.observe?.(calls, undefined);
       return Promise.reject(new HttpError('dependency_unavailable',
         `ingestion is behind (${b.calls} calls waiting, the oldest for ${b.oldestMs} ms); nothing was accepted, retry after ${this.retryAfter} s`,
