@@ -285,17 +285,14 @@ t.test('with an SMTP transport', async (t) => {
   t.test('an e-mail whose claim expired (its process died mid-send) is taken again; a live claim is not', async (t) => {
     const pool = poolOf(t, s);
     const org = await createOrg(s);
-    // What a dead process leaves: rows claimed (leased) and never completed. Each is enqueued and
-    // leased in one transaction, or the running sender could claim it in between.
+    // What a dead process leaves: rows claimed (leased) and never completed. Each is enqueued as
+    // `stored` (never claimed), then made pending and leased in one statement: a transaction around
+    // two statements does not keep the running sender out on embedded Postgres, whose one session
+    // the test's connection shares with the service.
     const leased = async (key: string, to: string, lease: string) => {
-      const c = await pool.connect();
-      try {
-        await c.query('BEGIN');
-        const r = await enqueueEmail(c, { orgId: org.org.id, key, executionId: null, template: 't', to, subject: key, html: '', text: 'x' });
-        await c.query(`UPDATE emails SET lease_until = now() + interval '${lease}', lease_token = 'dead' WHERE id = $1`, [r.id]);
-        await c.query('COMMIT');
-        return r;
-      } finally { c.release(); }
+      const r = await enqueueEmail(pool, { orgId: org.org.id, key, executionId: null, template: 't', to, subject: key, html: '', text: 'x' }, { transport: false });
+      await pool.query(`UPDATE emails SET status = 'pending', next_attempt_at = now(), lease_until = now() + interval '${lease}', lease_token = 'dead' WHERE id = $1`, [r.id]);
+      return r;
     };
     const live = await leased('live', 'a@example.com', '1 hour');
     const expired = await leased('expired', 'b@example.com', '-1 second');
