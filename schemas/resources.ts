@@ -496,7 +496,7 @@ export const PushSchema = Type.Object(
     manifestDigest: Type.String(),
     sourceDigest: Type.String(),
     createdBy: Type.String({ description: 'Who pushed: the session\'s user id (`sub`), or `pipelineKey`.' }),
-    createdByRole: Nullable(Role, { description: 'The pushing session\'s role (`org:admin` or `org:member`); null for the pipeline key (decisions §15).' }),
+    createdByRole: Nullable(Role, { description: 'The pushing session\'s role (`org:admin` or `org:member`); null for the pipeline key' }),
     createdByScheme: StringEnum(['session', 'pipelineKey'] as const, { description: 'The kind of credential that pushed.' }),
     createdAt: DateTime,
     versions: Type.Array(VersionSchema),

@@ -1,5 +1,5 @@
 // Which routes the org deploy key may call. The contract gives it the release lifecycle only
-// (interface.md "Authentication", decisions §1-2 and §12): executions (list, one, cancel),
+// (the README's Security section, the role matrix): executions (list, one, cancel),
 // artifacts (HEAD, PUT), journeys (list, one, enable/disable) and `GET /v1/users/me`. Everything
 // else answers 403 `deploy_key_scope` (operator routes 401, like every org credential). Auth
 // enforces this table and routes.ts refuses a route whose `auth` disagrees with it, so the served

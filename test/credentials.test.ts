@@ -1,4 +1,4 @@
-// Key rotation, session revocation and dashboard login links (decisions §13, issue 23 item 8),
+// Key rotation, session revocation and dashboard login links (README "Credentials: rotation, revocation, push authors"),
 // through HTTP: a rotated key works through its grace period and answers 401 after it, a revoked
 // session answers 401, members get 403 on both routes, and a login link is exchanged once for a
 // session and refused when expired, used or revoked.

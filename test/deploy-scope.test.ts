@@ -1,6 +1,6 @@
 // The role matrix over every route of schemas/routes.ts: each credential kind is admitted exactly
 // where the contract says. The deploy key's routes are written out here from the contract
-// (decisions §2 and §12: executions, artifacts, journeys, GET /v1/users/me), not read from the
+// (executions, artifacts, journeys, GET /v1/users/me: the README's role matrix), not read from the
 // server's table, so a route that drifts into (or out of) its scope fails here. Admitted calls
 // carry placeholder ids and empty bodies: they may answer 404 or 422, never an auth refusal.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Key rotation, session revocation and dashboard login links (decisions §13, issue 23). Rotation
+// Key rotation, session revocation and dashboard login links (README "Credentials: rotation, revocation, push authors"). Rotation
 // keeps the old keys of a kind working through a grace period (their `revoked_at` is its end), so a
 // deployment can swap the secret without an outage; revocation cuts off every built-in session of
 // the org issued before now.

@@ -1,6 +1,6 @@
 import type { Migration } from './types.js';
 
-// Credential rotation, session revocation and push authorship (issue 23, decisions §13, §15).
+// Credential rotation, session revocation and push authorship (README "Credentials: rotation, revocation, push authors").
 // `credentials.revoked_at` (from pg-001) becomes "stops working at": a rotation sets it to the end
 // of the grace period. `orgs.sessions_revoked_before`: built-in sessions issued before it answer
 // 401. `login_links_used`: a dashboard login link is exchanged once. Pushes record the credential
