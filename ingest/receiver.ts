@@ -14,8 +14,12 @@ const TOLERANCE_S = 5 * 60;
 
 const text = (status: number, body: string): Reply => ({ status, raw: body, contentType: 'text/plain; charset=utf-8' });
 
+/** A signed delivery: its id, timestamp and signature headers, and the raw body. */
+export interface SignedDelivery { id: string; timestamp: string; body: Buffer; header: string }
+
 /** Verifies `v1,<base64>` signatures over `id.timestamp.body` with the `whsec_` secret. */
-export function verifySignature(secret: string, id: string, timestamp: string, body: Buffer, header: string, nowS = Date.now() / 1000): boolean {
+export function verifySignature(secret: string, d: SignedDelivery, nowS = Date.now() / 1000): boolean {
+  const { id, timestamp, body, header } = d;
   if (!id || !timestamp || !header) return false;
   const ts = Number(timestamp);
   if (!Number.isInteger(ts) || Math.abs(nowS - ts) > TOLERANCE_S) return false;
@@ -57,7 +61,7 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
     const ts = h['svix-timestamp'] ?? h['webhook-timestamp'] ?? '';
     const sig = h['svix-signature'] ?? h['webhook-signature'] ?? '';
     const body = req.raw ?? Buffer.alloc(0);
-    if (!verifySignature(d.secrets.decrypt(src.secret_enc), id, ts, body, sig)) return text(401, 'invalid signature');
+    if (!verifySignature(d.secrets.decrypt(src.secret_enc), { id, timestamp: ts, body, header: sig })) return text(401, 'invalid signature');
     // The id becomes the call's messageId (`webhook:<id>`, at most 200 characters like any messageId).
     if (id.length > 192 || unstorableString(id)) return text(400, 'bad payload');
 

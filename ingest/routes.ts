@@ -33,7 +33,9 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     return { status: r.status, data: r.data };
   };
 
-  const build = async (orgId: string, kind: CallKind, sourceId: string, body: any, receivedAt: number): Promise<IngestCall | CallResult> => {
+  /** The call of `body` for `sourceId`, or the answer when the source is not this org's. */
+  const build = async (at: { orgId: string; sourceId: string; receivedAt: number }, kind: CallKind, body: any): Promise<IngestCall | CallResult> => {
+    const { orgId, sourceId, receivedAt } = at;
     const src = await d.directory.get(sourceId);
     // Unknown, and another org's, sources are the same answer: ids do not leak across orgs.
     if (!src || src.orgId !== orgId) return callError('not_found', 'source not found');
@@ -63,7 +65,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
   const single = (kind: CallKind) => async (req: Req): Promise<Reply> => {
     const orgId = req.principal.orgId!;
     const data = req.body.data;
-    const call = await build(orgId, kind, data.sourceId, data, Date.now());
+    const call = await build({ orgId, sourceId: data.sourceId, receivedAt: Date.now() }, kind, data);
     if (!('kind' in call)) return toReply(call);
     const quotaLeft = await admit(req, orgId, 1);
     if (kind === 'track' && quotaLeft < 1) return toReply(OVER_QUOTA);
@@ -99,7 +101,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
         out[i] = callError('validation_failed', validationMessage(v, 'body ', (p) => p.replace(/^\/data/, `/data/calls/${i}`)));
         continue;
       }
-      const built = await build(orgId, kind, sourceId, wrapped.data, receivedAt);
+      const built = await build({ orgId, sourceId, receivedAt }, kind, wrapped.data);
       if (!('kind' in built)) { out[i] = built; continue; }
       if (kind === 'track' && ++tracks > quotaLeft) { out[i] = OVER_QUOTA; continue; }
       pending.push(built);

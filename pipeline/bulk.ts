@@ -20,84 +20,34 @@
 // transitions, then `COMMIT`).
 import type pg from 'pg';
 import { newId } from './ids.js';
+import { iso, messageIdOf, messageKey, replay, storedKey, trackEvent } from './calls.js';
+import { deferAll, deferrable, reject, type Step, type TierOutput } from './step.js';
 import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { jsonLiteral } from './store/postgres.js';
-import { classifyStoreError } from './store/errors.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
-
-export interface CallOutcome {
-  result: CallResult;
-  event?: EventRecord;
-  observe?: boolean;
-  stale?: boolean;
-  /** Segment transitions the call caused (system events, in the outbox). */
-  system?: EventRecord[];
-}
 
 /** What governance decided for a plain call: a rejection, or (identify) the traits and consent to apply. */
 export type Plan =
   | { reject: CallResult }
   | { apply?: Readonly<Record<string, unknown>>; consent?: Record<string, boolean> };
 
-export interface BulkOutput {
-  /** Answers of the calls settled here (committed with the transaction). */
-  outcomes: Map<number, CallOutcome>;
-  /** Lanes (call indexes in arrival order) left to the per-call path: nothing of them was written. */
-  perCall: number[][];
-  /** Segment transitions of the profiles written here (system events, in the outbox). */
-  system: EventRecord[];
+/** The tier's clients and caches. */
+export interface BulkContext {
+  pool: pg.Pool;
+  segments: SegmentCache;
+  /** No other transaction runs beside this one (embedded Postgres): nothing is locked. */
+  serial: boolean;
+  /** Taught the identifier owners the transaction read and wrote, once committed. */
+  identities?: IdentityCache;
 }
 
-/** The chunk cannot be applied in bulk (nothing was written): run its calls on the per-call path. */
-export class BulkFallback extends Error {}
-
-/** Errors after which the chunk's calls are retried one by one: data errors (one call's fault, the
- * per-call path answers it 422), deadlocks and serialization failures. */
-export function fallsBack(e: unknown): boolean {
-  if (e instanceof BulkFallback) return true;
-  const kind = classifyStoreError(e);
-  return kind === 'bad_data' || kind === 'concurrency';
-}
-
-export const QUARANTINED = { status: 'quarantined' };
-export const iso = (ms: number) => new Date(ms).toISOString();
-const messageIdOf = (c: IngestCall) => (c.body as { messageId?: string }).messageId;
-/** The key of a messageId: messageIds are unique per (org, app). */
-export const storedKey = (orgId: string, appId: string, messageId: string | undefined) => `${orgId}\u0000${appId}\u0000${messageId}`;
-/** A call's messageId key. */
-export const messageKey = (c: IngestCall) => storedKey(c.orgId, c.appId, messageIdOf(c));
-
-/** How many calls of the batch carry each messageId key (identify and track share the keys). */
-export function messageUses(calls: IngestCall[]): Map<string, number> {
-  const uses = new Map<string, number>();
-  for (const call of calls) {
-    if (typeof messageIdOf(call) !== 'string') continue;
-    const k = messageKey(call);
-    uses.set(k, (uses.get(k) ?? 0) + 1);
-  }
-  return uses;
-}
-
-/** The Event a track call writes on `profileId` (its timestamp defaults to receivedAt). */
-export function trackEvent(call: IngestCall, profileId: string): EventRecord {
-  const body = call.body as TrackBody;
-  const now = iso(call.receivedAt);
-  const e: EventRecord = {
-    id: newId('evt'), orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, profileId,
-    environment: call.environment, event: body.event, properties: body.properties ?? {},
-    timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : now, receivedAt: now, messageId: body.messageId,
-  };
-  if (body.context) e.context = body.context;
-  return e;
-}
-
-/** The answer of a track call whose messageId was claimed before (process.ts `track`, not promoted). */
-export function replay(prior: any): CallOutcome {
-  if (prior?.status === 'quarantined') return { result: { status: 200, data: QUARANTINED } };
-  if (prior?.event) return { result: { status: 200, data: prior.event }, event: prior.event };
-  return { result: { status: 200, data: prior ?? {} } };
+/** The calls of one transaction: lanes (indexes into `calls`, arrival order) with their plans. */
+export interface BulkJob {
+  calls: IngestCall[];
+  lanes: number[][];
+  plans: Map<number, Plan>;
 }
 
 /** A profile as the simulation sees it: who holds it, and (once an identify touched it) its state. */
@@ -121,20 +71,25 @@ function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string,
 
 /**
  * Applies lanes of plain calls (not promoted, not held, messageIds unique within the batch) in one
- * transaction. `plans` holds governance's decision for every call of the lanes.
+ * transaction. `plans` holds governance's decision for every call of the lanes. Lanes it cannot
+ * take (a merge), or all of them after a data or concurrency error, are deferred: nothing of them
+ * is written.
  */
-export async function bulkApply(pool: pg.Pool, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>,
-  serial = false, identities?: IdentityCache): Promise<BulkOutput> {
-  const c = await pool.connect();
-  const t: Tx = { open: false, committed: false, serial, learn: identities !== undefined ? [] : undefined };
+export async function bulkApply(o: BulkContext, job: BulkJob): Promise<TierOutput> {
+  const c = await o.pool.connect();
+  const t: Tx = { open: false, committed: false, serial: o.serial, learn: o.identities !== undefined ? [] : undefined };
   try {
-    const out = await apply(c, t, segments, calls, lanes, plans);
-    if (!t.committed) await c.query('COMMIT');
+    const out = await apply(c, t, o.segments, job);
+    if (!t.committed && t.open) await c.query(out.rollback ? 'ROLLBACK' : 'COMMIT');
+    if (out.rollback) return deferAll(job.lanes.flat(), out.rollback);
     // Committed: what the transaction read and wrote of identifier owners holds at the versions it read.
-    if (identities && t.learn) for (const l of t.learn) identities.learn(l.org, l.version, l.entries);
+    if (o.identities && t.learn) for (const l of t.learn) o.identities.learn(l.org, l.version, l.entries);
     return out;
   } catch (err) {
     if (t.open && !t.committed) await c.query('ROLLBACK').catch(() => {});
+    // A value Postgres refuses (one call's; the per-call tier answers it 422), a deadlock or a
+    // serialization failure: the calls go one by one.
+    if (deferrable(err)) return deferAll(job.lanes.flat(), 'a shared statement failed');
     throw err;
   } finally {
     c.release();
@@ -166,8 +121,9 @@ interface BeginResult {
   versions: Array<[string, number | string]>;
 }
 
-async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: IngestCall[], lanes: number[][], plans: Map<number, Plan>): Promise<BulkOutput> {
-  const outcomes = new Map<number, CallOutcome>();
+async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJob): Promise<TierOutput & { rollback?: string }> {
+  const { calls, lanes, plans } = job;
+  const outcomes = new Map<number, Step>();
   const isTrack = (i: number) => calls[i]!.kind === 'track';
   const rejectOf = (i: number) => { const p = plans.get(i); return p && 'reject' in p ? p.reject : undefined; };
   const ids = (i: number) => (calls[i]!.body as TrackBody | IdentifyBody).identifiers;
@@ -201,7 +157,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   })}) AS r${t.learn ? `, headwater_identity_versions(ARRAY(SELECT jsonb_array_elements_text(${jsonLiteral(segOrgs)}::jsonb))) AS iv` : ''}`) as unknown as pg.QueryResult[];
   const b = begun[1]!.rows[0]!.r as BeginResult;
   const identityVersions: Array<[string, number | string]> | undefined = begun[1]!.rows[0]!.iv;
-  if (!b.settled) throw new BulkFallback('identity resolution did not settle after concurrent merges');
+  if (!b.settled) return { steps: outcomes, system: [], rollback: 'identity resolution did not settle after concurrent merges' };
   const won = new Set<string>(b.won.map(([o, a, m]) => storedKey(o, a, m)));
   const wonBy = (i: number) => messageIdOf(calls[i]!) !== undefined && won.has(messageKey(calls[i]!));
 
@@ -218,26 +174,26 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     const prior = new Map(r.rows.map((row) => [storedKey(row.org_id, row.app_id, row.message_id), row.result]));
     for (const i of priorOf) {
       const p = prior.get(messageKey(calls[i]!));
-      if (isTrack(i)) outcomes.set(i, rejectOf(i) && p === undefined ? { result: rejectOf(i)! } : replay(p));
+      if (isTrack(i)) outcomes.set(i, rejectOf(i) && p === undefined ? reject(rejectOf(i)!) : replay(p));
       else if (p?.profileId) { identifyReplays.push([i, p.profileId]); replaying.add(i); }
       // Claimed but not answered yet (a concurrent first attempt): the per-call path applies the
       // identify again; so does this one (a rejected one is answered its rejection).
-      else if (rejectOf(i)) outcomes.set(i, { result: rejectOf(i)! });
+      else if (rejectOf(i)) outcomes.set(i, reject(rejectOf(i)!));
     }
   }
-  for (const i of refused) if (!outcomes.has(i) && !replaying.has(i)) outcomes.set(i, { result: rejectOf(i)! });
+  for (const i of refused) if (!outcomes.has(i) && !replaying.has(i)) outcomes.set(i, reject(rejectOf(i)!));
   if (identifyReplays.length) {
     const answers = await liveProfiles(c, identifyReplays.map(([, id]) => id));
     for (const [i, id] of identifyReplays) {
       const a = answers.get(id);
-      if (a) outcomes.set(i, { result: { status: 200, data: a } });
-      else if (rejectOf(i)) outcomes.set(i, { result: rejectOf(i)! });
+      if (a) outcomes.set(i, { kind: 'ok', result: { status: 200, data: a } });
+      else if (rejectOf(i)) outcomes.set(i, reject(rejectOf(i)!));
     }
   }
 
   // 3. The owners read in step 1, for the calls left.
   const live = lanes.map((lane) => lane.filter((i) => !outcomes.has(i))).filter((l) => l.length > 0);
-  if (live.length === 0) return { outcomes, perCall: [], system: [] };
+  if (live.length === 0) return { steps: outcomes, system: [] };
   await refreshSegments(c, segments, b.versions);
   const held = new Map<string, IdentifierRow[]>(b.profiles.map((row) => [row.id, []]));
   for (const [p, kind, value, created_at] of b.held) held.get(p)?.push({ kind, value, created_at });
@@ -252,7 +208,6 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   const newIdents: Array<{ o: string; a: string; k: string; v: string; p: string; t: string }> = [];
   const landed: Array<[number, Prof]> = [];
   const created: Prof[] = [];
-  const perCall: number[][] = [];
   const withdrawn: number[] = [];
   for (const lane of live) {
     const ownerHere = new Map<string, Prof>();
@@ -316,7 +271,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
       lands.push([i, target]);
     }
     if (merges) {
-      perCall.push(lane);
+      for (const i of lane) outcomes.set(i, { kind: 'defer', reason: 'the lane merges profiles' });
       // Only the claims won here: a call claimed by someone else keeps their claim.
       withdrawn.push(...lane.filter(wonBy));
       continue;
@@ -327,7 +282,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     created.push(...fresh);
     newIdents.push(...idsHere);
     landed.push(...lands);
-    for (const [i, data] of answers) outcomes.set(i, { result: { status: 200, data }, observe: true });
+    for (const [i, data] of answers) outcomes.set(i, { kind: 'ok', result: { status: 200, data }, observe: true });
   }
 
   // 5. The writes, one statement; with the COMMIT when no segment is to be decided.
@@ -350,20 +305,20 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
     const event = trackEvent(call, prof.id);
     recorded.push({ o: call.orgId, a: call.appId, m: event.messageId!, k: call.kind, r: { event } });
     history.push({ p: event.profileId, n: event.event, t: event.timestamp });
-    outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
+    outcomes.set(i, { kind: 'ok', result: { status: 201, data: event }, event, observe: true });
   }
   // Existing profiles an identify changed: the patches merge on the stored values, as the per-call
   // path's `traits || patch` does. New ones are born with the traits and consent of their identifies.
   const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
   if (t.learn && identityVersions) {
     const byOrg = new Map<string, Array<[string, string]>>();
-    const add = (o: string, a: string, k: string, v: string, p: string) => {
+    const add = (o: string, owner: [string, string]) => {
       let l = byOrg.get(o);
       if (!l) byOrg.set(o, (l = []));
-      l.push([ownerKey(a, k, v), p]);
+      l.push(owner);
     };
-    for (const [o, a, k, v, p] of b.owners) add(o, a, k, v, p);
-    for (const x of newIdents) add(x.o, x.a, x.k, x.v, x.p);
+    for (const [o, a, k, v, p] of b.owners) add(o, [ownerKey(a, k, v), p]);
+    for (const x of newIdents) add(x.o, [ownerKey(x.a, x.k, x.v), x.p]);
     for (const [org, ver] of identityVersions) t.learn.push({ org, version: Number(ver), entries: byOrg.get(org) ?? [] });
   }
   const decide = touchesSegments(segments, touches);
@@ -379,11 +334,11 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, calls: Ing
   if (!decide) {
     await c.query(`${write}; COMMIT`);
     t.committed = true;
-    return { outcomes, perCall, system };
+    return { steps: outcomes, system };
   }
   // The writes travel with the first read of the decisions (they must see them).
-  system.push(...await recompute(c, segments, touches, Date.now(), true, write));
-  return { outcomes, perCall, system };
+  system.push(...await recompute(c, segments, touches, { locked: true, first: write }));
+  return { steps: outcomes, system };
 }
 
 /** The Profile resources of the live profiles the given ids landed on (or were merged into). */

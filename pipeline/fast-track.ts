@@ -12,14 +12,18 @@
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { fallsBack, messageKey, messageUses, replay, storedKey, trackEvent, type CallOutcome } from './bulk.js';
+import { messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
+import { deferrable, type Step, type TierOutput } from './step.js';
 import { pairs } from './identity.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
-import { checkTrack, collectObservations, observe, type SnapshotCache } from './governance/mod.js';
+import { checkTrack, type SnapshotCache } from './governance/mod.js';
 import { recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IngestCall, TrackBody } from './types.js';
+
+/** Nothing taken: every call goes to the next tier. */
+const NONE = (): TierOutput => ({ steps: new Map(), system: [] });
 
 export interface FastContext {
   pool: pg.Pool;
@@ -28,15 +32,6 @@ export interface FastContext {
   identities: IdentityCache;
   /** No other transaction runs beside this one (embedded Postgres): nothing needs locking. */
   serial: boolean;
-}
-
-export interface FastOutput {
-  /** Answers of the calls written (or replayed) here. */
-  outcomes: Map<number, CallOutcome>;
-  /** Calls left to the general path, in arrival order. */
-  rest: number[];
-  /** Segment transitions of the written profiles (system events, in the outbox). */
-  system: EventRecord[];
 }
 
 type FastAnswer = { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
@@ -57,8 +52,8 @@ function knownProfile(identities: IdentityCache, call: IngestCall): string | und
   return profile;
 }
 
-/** Applies the lanes it can; returns undefined (nothing done) when no lane qualifies. */
-export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<FastOutput | undefined> {
+/** Applies the lanes it can; the calls it gives no step are left to the next tier. */
+export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<TierOutput> {
   // The versions each org's decisions are taken at (only orgs whose catalog, segments and
   // identities are all cached qualify).
   const orgs = new Map<string, OrgCheck>();
@@ -69,7 +64,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     const ids = ctx.identities.peek(call.orgId);
     if (snap && segs && ids) orgs.set(call.orgId, { id: call.orgId, cv: snap.version, sv: segs.version, iv: ids.version });
   }
-  if (orgs.size === 0) return undefined;
+  if (orgs.size === 0) return NONE();
   const uses = messageUses(calls);
   const profileOf = new Map<number, string>();
   const eligible = (i: number): boolean => {
@@ -84,10 +79,8 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     return true;
   };
   const fast: number[] = [];
-  const rest: number[] = [];
-  for (const lane of lanesOf(calls)) (lane.every(eligible) ? fast : rest).push(...lane);
-  if (fast.length === 0) return undefined;
-  rest.sort((a, b) => a - b);
+  for (const lane of lanesOf(calls)) if (lane.every(eligible)) fast.push(...lane);
+  if (fast.length === 0) return NONE();
 
   const events = new Map<number, EventRecord>();
   const rows = fast.map((i) => {
@@ -121,7 +114,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
         if (!answer.stale) {
           const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!))).map(touchOf);
           // The statement checked the segment versions: the cached definitions are current.
-          system = await recompute(c, ctx.segments, touches, Date.now(), true);
+          system = await recompute(c, ctx.segments, touches, { locked: true });
         }
         await c.query(answer.stale ? 'ROLLBACK' : 'COMMIT');
       }
@@ -130,7 +123,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
       // A value Postgres refuses (a NUL in a string), or a deadlock with a writer that locks in
       // another order (the same messageId claimed at once elsewhere): the general path takes them,
       // as it takes the bulk path's.
-      if (fallsBack(e)) return undefined;
+      if (deferrable(e)) return NONE();
       throw e;
     }
   } finally {
@@ -140,22 +133,15 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     for (const [org, v] of answer.iv ?? []) {
       if (Number(v) !== orgs.get(org)?.iv) ctx.identities.reset(org, Number(v));
     }
-    return undefined;
+    return NONE();
   }
 
-  const outcomes = new Map<number, CallOutcome>();
-  const observed = new Map<string, IngestCall[]>();
+  const steps = new Map<number, Step>();
   for (const i of fast) {
-    const call = calls[i]!;
-    const key = messageKey(call);
-    if (prior.has(key)) { outcomes.set(i, replay(prior.get(key))); continue; }
+    const key = messageKey(calls[i]!);
+    if (prior.has(key)) { steps.set(i, replay(prior.get(key))); continue; }
     const event = events.get(i)!;
-    outcomes.set(i, { result: { status: 201, data: event }, event, observe: true });
-    let list = observed.get(call.orgId);
-    if (!list) observed.set(call.orgId, (list = []));
-    list.push(call);
+    steps.set(i, { kind: 'ok', result: { status: 201, data: event }, event, observe: true });
   }
-  // Catalog observation, as the general path does it: no write when the catalog already agrees.
-  for (const [orgId, list] of observed) await observe(ctx.pool, orgId, ctx.snapshots.peek(orgId)!, collectObservations(list));
-  return { outcomes, rest, system };
+  return { steps, system };
 }

@@ -53,7 +53,7 @@ export async function resolveProfile(c: pg.PoolClient, inp: ResolveInput): Promi
     const candidateIds = found.rows.map((r) => r.profile_id);
     if (candidateIds.length === 0) {
       const profile = await createProfile(c, inp);
-      await attach(c, inp, profile.id, kinds, values);
+      await attach(c, inp, profile.id, { kinds, values });
       return { profile, created: true, merged: [] };
     }
     const locked = await c.query<ProfileRow>(`SELECT * FROM profiles WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [candidateIds]);
@@ -65,13 +65,13 @@ export async function resolveProfile(c: pg.PoolClient, inp: ResolveInput): Promi
     if (group.length === 0) {
       // The call's userId is new and every candidate belongs to another user: a profile of its own.
       const profile = await createProfile(c, inp);
-      await attach(c, inp, profile.id, kinds, values);
+      await attach(c, inp, profile.id, { kinds, values });
       return { profile, created: true, merged: [] };
     }
     const [survivor, ...others] = group;
     let profile = survivor!;
     if (others.length) profile = await merge(c, survivor!, others, inp.now);
-    await attach(c, inp, profile.id, kinds, values);
+    await attach(c, inp, profile.id, { kinds, values });
     return { profile, created: false, merged: others.map((o) => o.id) };
   }
   throw new Error('identity resolution did not settle after concurrent merges');
@@ -104,12 +104,12 @@ async function createProfile(c: pg.PoolClient, inp: ResolveInput): Promise<Profi
   return r.rows[0]!;
 }
 
-async function attach(c: pg.PoolClient, inp: ResolveInput, profileId: string, kinds: string[], values: string[]) {
+async function attach(c: pg.PoolClient, inp: ResolveInput, profileId: string, ids: { kinds: string[]; values: string[] }) {
   await c.query(
     `INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
      SELECT $1, $2, k, v, $3, $4 FROM unnest($5::text[], $6::text[]) AS t(k, v)
      ON CONFLICT DO NOTHING`,
-    [inp.orgId, inp.appId, profileId, inp.now, kinds, values]);
+    [inp.orgId, inp.appId, profileId, inp.now, ids.kinds, ids.values]);
 }
 
 /** Folds `others` into `survivor`: identifiers move, traits and consent merge with the values of the

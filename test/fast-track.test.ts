@@ -155,7 +155,7 @@ t.test('tracks racing a merge: every event lands on the survivor, once', async (
     await new Promise((r) => setTimeout(r, 3));
   }
   const statuses = (await Promise.all(pending)).map((r) => r.status);
-  t.equal(statuses.filter((x) => x === 201).length, waves * perWave, 'every track written');
+  t.equal(statuses.filter((x) => x === 201).length, waves * perWave, `every track written (statuses ${statuses.join(' ')})`);
   t.equal(statuses.filter((x) => x === 200).length, 1, 'the merge answered');
   // A segment created now decides on the stored history: the survivor holds every Race event.
   const seg = (atLeast: number) => admin(f, 'POST', '/v1/segments', { name: `race-${atLeast}`, definition: { predicates: [{ kind: 'event', name: 'Race', op: 'performed', atLeast }] } });

@@ -176,9 +176,9 @@ export function createAuth(opts: AuthOptions): Auth {
       }
       throw invalid();
     },
-    issueSession: (orgId, role, userId) => sign(orgId, role, userId ?? newId('usr'), opts.sessionTtlSeconds),
+    issueSession: (orgId, role, userId) => sign({ orgId, role, uid: userId ?? newId('usr') }, opts.sessionTtlSeconds),
     async issueLoginLink(orgId, role, userId) {
-      const s = await sign(orgId, role, userId ?? newId('usr'), LOGIN_LINK_TTL_SECONDS, { use: 'login', jti: newId('lnk') });
+      const s = await sign({ orgId, role, uid: userId ?? newId('usr') }, LOGIN_LINK_TTL_SECONDS, { use: 'login', jti: newId('lnk') });
       return { loginToken: s.token, role, expiresAt: s.expiresAt };
     },
     async exchangeLoginLink(loginToken) {
@@ -194,7 +194,7 @@ export function createAuth(opts: AuthOptions): Auth {
       const used = await opts.pool.query(
         'INSERT INTO login_links_used (jti, expires_at) VALUES ($1, to_timestamp($2)) ON CONFLICT DO NOTHING', [payload.jti, payload.exp]);
       if (used.rowCount !== 1) throw invalid('login link was already used');
-      return sign(p.orgId!, p.role!, p.userId!, opts.sessionTtlSeconds);
+      return sign({ orgId: p.orgId!, role: p.role!, uid: p.userId! }, opts.sessionTtlSeconds);
     },
     remember(token, principal) {
       const h = hashToken(token);
@@ -208,7 +208,9 @@ export function createAuth(opts: AuthOptions): Auth {
     close() { known.clear(); unknown.clear(); cutOffs.clear(); failures.close(); },
   };
 
-  async function sign(orgId: string, role: Role, uid: string, ttlSeconds: number, extra: Record<string, unknown> = {}) {
+  /** A signed session (or, with `extra`, a login link) for `who`, valid `ttlSeconds`. */
+  async function sign(who: { orgId: string; role: Role; uid: string }, ttlSeconds: number, extra: Record<string, unknown> = {}) {
+    const { orgId, role, uid } = who;
     const now = Date.now();
     const exp = Math.floor(now / 1000) + ttlSeconds;
     const token = await new SignJWT({ org: orgId, role, iat_ms: now, ...extra })

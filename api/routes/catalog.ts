@@ -131,7 +131,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
       } catch (err) {
         // Keep this wave and the later ones for the next promote. Part of this wave may have been
         // applied; replaying it again is harmless (messageId dedup, trait sets are idempotent).
-        await requeue(d.pool, orgId, kind, name, [...retry, ...waves.slice(w).flat().map((i) => held[i]!)]);
+        await requeue(d.pool, { orgId, kind, name }, [...retry, ...waves.slice(w).flat().map((i) => held[i]!)]);
         throw err;
       }
       results.forEach((r, i) => {
@@ -140,7 +140,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
         else d.log.warn('promoted value refused on replay; dropped', { orgId, kind, name, status: r.status, error: 'error' in r ? r.error : undefined });
       });
     }
-    await requeue(d.pool, orgId, kind, name, retry);
+    await requeue(d.pool, { orgId, kind, name }, retry);
     return { data: { promoted: applied } };
   });
 

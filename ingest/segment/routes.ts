@@ -74,7 +74,8 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
   };
 
   /** Maps, validates and submits the calls; what a call cannot do is kept, the rest are answered 200. */
-  const ingest = async (req: Req, info: WriteKeyInfo, items: Item[], single: boolean, h: Record<string, string>): Promise<Reply> => {
+  const ingest = async (req: Req, info: WriteKeyInfo, batch: { items: Item[]; single: boolean; headers: Record<string, string> }): Promise<Reply> => {
+    const { items, single, headers: h } = batch;
     const ip = CLIENT_PATH.test(req.path) ? clientIp(req) : undefined;
     const receivedAt = Date.now();
     const rejected: Rejection[] = [];
@@ -158,7 +159,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     const handler = guard(async (req, h) => {
       const a = await authParse(req, h);
       if (isReply(a)) return a;
-      return ingest(req, a.info, [{ type, call: a.body, sentAt: a.body.sentAt }], true, h);
+      return ingest(req, a.info, { items: [{ type, call: a.body, sentAt: a.body.sentAt }], single: true, headers: h });
     });
     for (const path of [`/segment/v1/${type}`, `/segment/v1/${SHORT[type]}`]) {
       bind('POST', path, handler, opts(CALL_LIMIT));
@@ -186,7 +187,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
       return { type: c.type, call, sentAt: c.sentAt ?? body.sentAt, tooLarge: measure && Buffer.byteLength(JSON.stringify(c)) > CALL_LIMIT };
     });
     if (items.length === 0) return accepted(h);
-    return ingest(req, info, items, false, h);
+    return ingest(req, info, { items, single: false, headers: h });
   });
   for (const path of ['/segment/v1/batch', '/segment/v1/b']) {
     bind('POST', path, batch, opts(BATCH_LIMIT));

@@ -45,7 +45,8 @@ async function insertHeld(client: Queryable, items: HoldItem[]): Promise<void> {
  * Puts calls taken by `promote` back in the queue (the replay failed), whatever the catalog says
  * now; a later promote of the name applies them.
  */
-export async function requeue(client: Queryable, orgId: string, kind: CatalogKind, name: string, calls: IngestCall[]): Promise<void> {
+export async function requeue(client: Queryable, entry: { orgId: string; kind: CatalogKind; name: string }, calls: IngestCall[]): Promise<void> {
+  const { orgId, kind, name } = entry;
   if (calls.length > 0) await insertHeld(client, calls.map((call) => ({ orgId, kind, name, call })));
 }
 
@@ -82,7 +83,8 @@ function traitType(calls: IngestCall[], name: string): TypeName {
 }
 
 /** Sets the entry's state, creating it when missing (types inferred from the held calls). */
-async function classify(c: pg.PoolClient, orgId: string, kind: CatalogKind, name: string, state: 'allowed' | 'denied', held: IngestCall[]) {
+async function classify(c: pg.PoolClient, entry: { orgId: string; kind: CatalogKind; name: string }, state: 'allowed' | 'denied', held: IngestCall[]) {
+  const { orgId, kind, name } = entry;
   if (kind === 'event') {
     // Known property types are kept; held calls only add the ones the entry lacks.
     await c.query(
@@ -113,7 +115,7 @@ export function promote(pool: pg.Pool, orgId: string, kind: CatalogKind, name: s
     const cur = await c.query(`SELECT state FROM ${table} WHERE org_id = $1 AND name = $2 FOR UPDATE`, [orgId, name]);
     if (cur.rows[0]?.state === 'denied') return [];
     const held = await takeHeld(c, orgId, kind, name);
-    await classify(c, orgId, kind, name, 'allowed', held);
+    await classify(c, { orgId, kind, name }, 'allowed', held);
     return held;
   });
 }
@@ -123,7 +125,7 @@ export function deny(pool: pg.Pool, orgId: string, kind: CatalogKind, name: stri
   return tx(pool, async (c) => {
     await lockCatalogExclusive(c, orgId);
     const held = await takeHeld(c, orgId, kind, name);
-    await classify(c, orgId, kind, name, 'denied', held);
+    await classify(c, { orgId, kind, name }, 'denied', held);
     return held.length;
   });
 }

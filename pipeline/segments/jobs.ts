@@ -49,7 +49,7 @@ async function page(d: JobDeps, segmentId: string, version: number, select: (c: 
     const seg = compile(segmentOf(s.rows[0]));
     const rows = await select(c, s.rows[0].org_id);
     const jobs: Job[] = rows.map((r) => ({ facts: factsOf(r), segs: [seg] }));
-    const events = await transition(c, jobs, await decide(c, jobs, nowMs), nowMs);
+    const events = await transition(c, jobs, await decide(c, jobs, nowMs), { nowMs });
     return { events, last: rows.length ? (rows[rows.length - 1].id as string) : undefined };
   }));
   if (out?.events.length) await d.publish(out.events);

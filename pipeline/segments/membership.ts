@@ -65,7 +65,8 @@ export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<
  * transition: stored in the profile's history and in the outbox in this transaction; the caller
  * publishes the returned events after commit and then clears them from the outbox.
  */
-export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], nowMs: number, known?: Set<string>): Promise<EventRecord[]> {
+export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], o: { nowMs: number; known?: Set<string> }): Promise<EventRecord[]> {
+  const { nowMs, known } = o;
   const ids = [...new Set(jobs.map((j) => j.facts.id))];
   if (ids.length === 0) return [];
   let member = known;

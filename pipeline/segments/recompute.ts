@@ -33,16 +33,25 @@ export interface Touch {
 
 export const CASCADE_ROUNDS = 3;
 
+export interface RecomputeOptions {
+  /** The decisions' clock (ms); default now. */
+  nowMs?: number;
+  /** The transaction already holds the touched orgs' shared segment locks (see below). */
+  locked?: boolean;
+  /** A statement to run first, in the same round trip as the first read (see below). */
+  first?: string;
+}
+
 /**
  * `locked`: the transaction already holds the touched orgs' shared segment locks and `cache` has
  * their definitions at the versions read under them (bulk.ts does both in its first statement).
  * `first`: a statement to run before anything else, in the same round trip as the first read
  * (bulk.ts: its writes, whose effects the decisions must see).
  */
-export async function recompute(client: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs = Date.now(), locked = false, first?: string): Promise<EventRecord[]> {
-  const c = withFirst(client, first);
+export async function recompute(client: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: RecomputeOptions = {}): Promise<EventRecord[]> {
+  const c = withFirst(client, o.first);
   try {
-    return await decideAll(c, cache, touches, nowMs, locked);
+    return await decideAll(c, cache, touches, { nowMs: o.nowMs ?? Date.now(), locked: o.locked ?? false });
   } finally {
     await c.flush();
   }
@@ -66,14 +75,15 @@ function withFirst(c: pg.PoolClient, first: string | undefined): pg.PoolClient &
   return proxy;
 }
 
-async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], nowMs: number, locked: boolean): Promise<EventRecord[]> {
+async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: { nowMs: number; locked: boolean }): Promise<EventRecord[]> {
+  const { nowMs, locked } = o;
   if (touches.length === 0) return [];
   const out: EventRecord[] = [];
   let round = merged(touches);
-  let st = await readState(c, cache, round, locked ? [] : [...new Set(touches.map((t) => t.orgId))], nowMs);
+  let st = await readState(c, cache, round, { lockOrgs: locked ? [] : [...new Set(touches.map((t) => t.orgId))], nowMs });
   for (let r = 0; st.jobs.length > 0; r++) {
     const desired = resolve(st.jobs, traitPhases(st.jobs), st.plan, st.counts);
-    const events = await transition(c, st.jobs, desired, nowMs, st.members);
+    const events = await transition(c, st.jobs, desired, { nowMs, known: st.members });
     out.push(...events);
     if (events.length === 0 || r + 1 >= CASCADE_ROUNDS) break;
     // The next round: the system events just stored, as tracked events of their profiles.
@@ -84,7 +94,7 @@ async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
       next.set(e.profileId, t);
     }
     round = [...next.values()];
-    st = await readState(c, cache, round, [], nowMs);
+    st = await readState(c, cache, round, { lockOrgs: [], nowMs });
   }
   return out;
 }
@@ -132,7 +142,8 @@ function jobsOf(cache: SegmentCache, touches: Touch[]): Job[] {
  * `lockOrgs`, the same statement takes their shared segment locks and reads their versions; orgs
  * whose definitions moved are reloaded and the state read again.
  */
-async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], lockOrgs: string[], nowMs: number): Promise<State> {
+async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: { lockOrgs: string[]; nowMs: number }): Promise<State> {
+  const { lockOrgs, nowMs } = o;
   let jobs = jobsOf(cache, touches);
   for (let attempt = 0; ; attempt++) {
     const lock = attempt === 0 && lockOrgs.length > 0;
