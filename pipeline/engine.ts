@@ -102,7 +102,10 @@ export function startEngine(o: EngineOptions): Engine {
     o.observe?.batch((performance.now() - t0) / 1000, calls.length);
     return out;
   };
-  // One batch in flight per Piscina thread (inline: one, since the connection is shared).
+  // One batch in flight per Piscina thread. Inline, two: the single connection serializes their
+  // transactions (each holds it), while one batch's JavaScript (planning, answers, the hand-over)
+  // runs during the other's statements; with one, the main thread and PGlite's thread each idled
+  // about half the time, waiting for the other.
   const consumer = o.ingest.consume(async (calls: IngestCall[], info) => {
     if (landing) {
       const batch = await landing.begin();
@@ -118,7 +121,7 @@ export function startEngine(o: EngineOptions): Engine {
     // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
     if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
     return out.results;
-  }, { maxInFlight: o.inline ? 1 : o.threads });
+  }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log });
   return {
     stats: () => run.stats(),
@@ -134,19 +137,22 @@ export function startEngine(o: EngineOptions): Engine {
 
 interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; stats(): PoolStats; close(): Promise<void> }
 
+/** Batches in flight on the inline runner (see the consumer in startEngine). */
+const INLINE_BATCHES = 2;
+
 function inlineRunner(pool: pg.Pool): Runner {
   const snapshots = new SnapshotCache();
   const segments = new SegmentCache();
   // Identifier owners learned here stay usable while their org's identity version holds
   // (fast-track.ts checks it in the writing statement).
   const identities = new IdentityCache();
-  let busy = 0;
+  let running = 0;
   return {
-    // One batch at a time on this thread: busy or not.
-    stats: () => ({ threads: 1, utilization: busy, queued: 0 }),
+    // Busy while a batch runs on this thread.
+    stats: () => ({ threads: 1, utilization: running > 0 ? 1 : 0, queued: 0 }),
     run: async (calls) => {
-      busy = 1;
-      try { return await processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls); } finally { busy = 0; }
+      running++;
+      try { return await processBatch({ pool, snapshots, segments, concurrency: 1, serial: true, identities }, calls); } finally { running--; }
     },
     close: async () => identities.close(),
   };
