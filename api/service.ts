@@ -54,7 +54,7 @@ import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { pushRoutes } from './routes/pushes.js';
 import { journeyRoutes } from './routes/journeys.js';
-import { executionRoutes } from './routes/executions.js';
+import { executionRoutes, journalRoutes } from './routes/executions.js';
 import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
@@ -239,6 +239,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     pushRoutes(bind, deps, compiler);
     journeyRoutes(bind, deps);
     executionRoutes(bind, deps);
+    journalRoutes(bind, deps);
     writeKeyRoutes(bind, deps, writeKeys);
     segmentIngestRoutes(bind, {
       keys: writeKeys, stream: gate, activity, limits, validators, pool: pgStore.pool, log,

@@ -19,6 +19,10 @@ commands:
   init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
   push [DIR] --app APP_ID    build a journey project and push it to an app
              [--url URL] [--token T] [--json]
+  push ... --check [--force]  first replay running journeys' journals against the changed code (refuse, or --force)
+  replay [DIR] --journey KEY replay a journey's latest executions' journals against the local code
+  test [DIR]                 run the project's *.test.ts|js files (node:test, headwater/sdk/testing)
+  types [DIR] [--out FILE]   write TypeScript types of the org's tracking plan
 
 every command takes --help.
 
@@ -156,6 +160,12 @@ async function main(argv: string[]) {
     process.exitCode = await runDoctor(argv.slice(1), (f) => operatorTarget([
       ...(f.url ? ['--url', f.url] : []), ...(f.token ? ['--token', f.token] : []), ...(f.dataDir ? ['--data-dir', f.dataDir] : []),
     ]));
+    return;
+  }
+  // Authoring checks (docs/authoring.md): replay, test, types, and push --check / --force.
+  if (cmd === 'replay' || cmd === 'test' || cmd === 'types' || (cmd === 'push' && (argv.includes('--check') || argv.includes('--force')))) {
+    const { runAuthoring } = await import('./authoring/index.js');
+    process.exitCode = await runAuthoring(cmd, argv.slice(1));
     return;
   }
   if (cmd === 'init' || cmd === 'push') {

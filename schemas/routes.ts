@@ -16,6 +16,7 @@ import {
   SegmentWithCountSchema, SessionSchema, SettingsSchema, LoginLinkSchema, RotatedCredentialSchema, SessionsRevokedSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
 } from './resources.js';
+import { JourneyJournalsSchema } from './journals.js';
 import { segmentRoutes } from './segment-routes.js';
 import { deployKeyMayCall } from './scope.js';
 
@@ -564,6 +565,15 @@ export const routes: RouteDef[] = [
     optionalBody: true,
     ok: { 200: json('The cancelled Execution.', Data(ExecutionSchema)) },
     errors: { 409: '`conflict`: the execution already ended (`completed`, `failed` or `cancelled`).' },
+  }),
+  route({
+    id: 'journeysJournals', method: 'GET', path: '/v1/journeys/{key}/journals', tag: 'executions', auth: ['session', 'pipelineKey'],
+    summary: 'Journals of a journey\'s latest executions',
+    description: 'For the replay check of the project tool (`headwater replay`, `headwater push --check`): the latest `limit` executions of the journey, newest first, ' +
+      'each with its trigger event, run id, journal and pending wait, so a local build can be replayed against them. Session of any role, or the org pipeline key (CI).',
+    params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
+    query: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Executions to answer, 1 to 1000 (default 100).' })) }),
+    ok: { 200: json('The journey\'s journals.', Data(JourneyJournalsSchema)) },
   }),
 
   // ------------------------------------------------------------ artifacts

@@ -1,6 +1,6 @@
 // Executions: the durable record of journey runs. Listed newest first with filters; one execution
 // answers its journal and logs; cancel stops a running or waiting one.
-import { cancelExecution, executionOut, getExecution, listExecutions } from '../../pipeline/executions/mod.js';
+import { cancelExecution, executionOut, getExecution, journeyJournals, listExecutions } from '../../pipeline/executions/mod.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
@@ -26,5 +26,15 @@ export function executionRoutes(bind: Bind, d: Deps) {
     if ('notFound' in r) throw notFound('execution');
     if ('finished' in r) throw httpError('conflict', `the execution is ${r.finished}; only a running or waiting one can be cancelled`);
     return { data: r.execution };
+  });
+}
+
+/** The journals of a journey's latest executions (the project tool's replay check). */
+export function journalRoutes(bind: Bind, d: Deps) {
+  bind('GET', '/v1/journeys/{key}/journals', async (req) => {
+    const { limit } = req.query as { limit: number };
+    const j = await journeyJournals(d.pool, req.principal.orgId!, req.params.key!, limit);
+    if (!j) throw notFound('journey');
+    return { data: j };
   });
 }

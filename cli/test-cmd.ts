@@ -1,0 +1,1 @@
+export async function runTest(_a: string[]): Promise<number> { return 2; }
