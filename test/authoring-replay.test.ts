@@ -99,19 +99,29 @@ const CASES = [
   },
 ];
 
-for (const c of CASES) {
-  t.test(`replay: ${c.name}`, async (t) => {
-    write(source(c.body));
-    const r = await hw(['replay', dir, '--journey', 'flow'], env);
-    t.equal(r.code, c.code, `exit ${c.code} (${r.stderr})`);
-    t.match(r.stdout, c.out);
+/** A copy of the project with the journey's code replaced, so cases run side by side. */
+let copies = 0;
+const variant = (body: string) => {
+  const d = join(parent, `v${++copies}`);
+  mkdirSync(join(d, 'journeys'), { recursive: true });
+  writeFileSync(join(d, 'headwater.json'), JSON.stringify({ purposes: [{ key: 'onboarding', label: 'Onboarding', default: 'denied' }] }));
+  writeFileSync(join(d, 'journeys/flow.ts'), source(body));
+  return d;
+};
+
+t.test('replay: the table of changes, each run as a user runs it', async (t) => {
+  const runs = await Promise.all(CASES.map((c) => hw(['replay', variant(c.body), '--journey', 'flow'], env)));
+  CASES.forEach((c, i) => {
+    const r = runs[i]!;
+    t.equal(r.code, c.code, `${c.name}: exit ${c.code} (${r.stderr})`);
+    t.match(r.stdout, c.out, c.name);
     if (c.code === 1) {
-      t.match(r.stdout, /2 executions replayed, 0 compatible, 2 would not replay/);
-      t.equal(r.stdout.match(/nondeterministic at call/g)?.length, 2, 'both executions listed');
+      t.match(r.stdout, /2 executions replayed, 0 compatible, 2 would not replay/, `${c.name}: summary`);
+      t.equal(r.stdout.match(/nondeterministic at call/g)?.length, 2, `${c.name}: both executions listed`);
     }
-    t.equal(r.stderr, '', 'no progress when stderr is not a terminal');
+    t.equal(r.stderr, '', `${c.name}: no progress when stderr is not a terminal`);
   });
-}
+});
 
 t.test('replay refuses bad input with one line', async (t) => {
   write(original);
@@ -120,8 +130,9 @@ t.test('replay refuses bad input with one line', async (t) => {
     [['replay', dir, '--journey', 'ghost'], env, /the project has no journey "ghost" \(its journeys: flow\)/, 1],
     [['replay', dir, '--journey', 'flow'], { ...env, HEADWATER_TOKEN: fx.key }, /refused the credential/, 1],
   ];
-  for (const [args, e, pattern, code] of cases) {
-    const r = await hw(args, e);
+  const runs = await Promise.all(cases.map(([args, e]) => hw(args, e)));
+  for (const [i, [args, , pattern, code]] of cases.entries()) {
+    const r = runs[i]!;
     t.equal(r.code, code, `${args.join(' ')}: exit ${code}`);
     t.match(r.stderr, pattern);
     t.equal(r.stderr.trimEnd().split('\n').length, 1, 'one line');

@@ -11,6 +11,7 @@ Scaffolds a journey project in DIR (created if missing; refused unless empty):
   headwater.json              consent purposes the journeys run under
   journeys/welcome.ts         an example journey (headwater/sdk)
   templates/welcome-email.ts  the e-mail template it sends
+  test/welcome.test.ts        a test of the journey (headwater test)
   README.md`;
 
 export const PUSH_HELP = `usage: headwater push [DIR] --app APP_ID [--url URL] [--token T] [--json]

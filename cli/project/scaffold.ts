@@ -58,12 +58,40 @@ export default template<Props>({
 }));
 `,
 
+  // `headwater test` runs it with node:test; runJourney answers at once whatever the journey sleeps.
+  'test/welcome.test.ts': `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runJourney } from 'headwater/sdk/testing';
+import welcome from '../journeys/welcome';
+import welcomeEmail from '../templates/welcome-email';
+
+const profile = { traits: { name: 'Ada', email: 'ada@example.com' } };
+
+test('welcome e-mails a new sign-up and tells the CRM when they have not activated within a day', async () => {
+  const run = await runJourney(welcome, { event: 'signed_up', profile, templates: [welcomeEmail] });
+  assert.equal(run.status, 'completed', run.error?.message);
+  assert.deepEqual(run.emails.map((e) => [e.to, e.subject]), [['ada@example.com', 'Welcome, Ada!']]);
+  assert.deepEqual(run.webhooks.map((w) => w.payload.stage), ['not_activated']);
+  assert.equal(run.elapsedMs, 25 * 60 * 60 * 1000, 'a day of waiting and an hour of sleep, in virtual time');
+});
+
+test('welcome completes onboarding when the profile activates within the day', async () => {
+  const run = await runJourney(welcome, { event: 'signed_up', profile, templates: [welcomeEmail], events: [{ event: 'activated', at: '3h' }] });
+  assert.equal(run.status, 'completed', run.error?.message);
+  assert.deepEqual(run.tracked.map((e) => e.event), ['onboarding_completed']);
+  assert.deepEqual(run.webhooks, []);
+  assert.equal(run.profile.traits.onboarding_stage, undefined, 'the temporary trait is unset at the end');
+});
+`,
+
   'README.md': `# A headwater journey project
 
 - \`headwater.json\`: the consent purposes journeys run under (a journey runs for a profile only
   when \`profile.consent[purpose]\` is true).
 - \`journeys/*.ts\`: one journey per file, \`export default journey(options, async (ctx) => { ... })\`.
 - \`templates/*.ts\`: one e-mail template per file, \`export default template(options, (props) => ({ subject, html, text }))\`.
+
+Run its tests (\`test/*.test.ts\`, node:test with \`headwater/sdk/testing\`): \`headwater test .\`
 
 Push it to an app (a session token or the org's pipeline key):
 
