@@ -55,7 +55,7 @@ await untilExecutions(s, admin, { journey: 'flow' }, (l) => l.length === 2 && l.
 
 t.test('the journals route answers each execution\'s trigger event, run, journal and pending wait', async (t) => {
   const r = await call(s.url, 'GET', '/v1/journeys/flow/journals?limit=5', { token: fx.org.pipelineKey });
-  t.equal(r.status, 200, r.text);
+  t.equal(r.status, 200, r.status === 200 ? 'answered' : r.text);
   const d = r.body.data;
   t.same({ key: d.key, enabled: d.enabled, active: d.active, n: d.executions.length }, { key: 'flow', enabled: true, active: 2, n: 2 });
   t.equal(d.bundle, JSON.parse(first.stdout).manifest.journeys[0].bundle, 'the newest ready bundle');
