@@ -28,6 +28,9 @@ export interface Config {
   webhookConcurrencyPerWebhook: number;
   webhookConcurrencyPerOrg: number;
   webhookPollMs: number;
+  erasureLeaseMs: number;
+  erasurePauseMs: number;
+  retentionSweepMs: number;
   smtpUrl?: string;
   emailFrom: string;
   emailAttempts: number;
@@ -106,6 +109,9 @@ export const OPTIONS: Opt[] = [
   { key: 'authFailureLimit', flag: '--auth-failure-limit', env: 'HEADWATER_AUTH_FAILURE_LIMIT', def: '60', kind: 'int', help: 'failed authentications (unknown keys, invalid session tokens) a client address may have per minute, IPv6 counted per /64; past it, unknown keys are answered 429 rate_limited with Retry-After without a database lookup (cached valid keys and valid sessions still work); 0 turns the limit off' },
   { key: 'sessionTtlSeconds', flag: '--session-ttl', env: 'HEADWATER_SESSION_TTL', def: String(30 * 24 * 3600), kind: 'int', help: 'lifetime of built-in session tokens, seconds' },
   { key: 'segmentSweepMs', flag: '--segment-sweep-ms', env: 'HEADWATER_SEGMENT_SWEEP_MS', def: '60000', kind: 'int', help: 'how often segment withinDays windows are moved to now (exits and entries of profiles whose events aged out), milliseconds' },
+  { key: 'erasureLeaseMs', flag: '--erasure-lease-ms', env: 'HEADWATER_ERASURE_LEASE_MS', def: '30000', kind: 'int', help: 'how long a process holds an erasure job without renewing it (renewed every third of it while its steps run); one left by a dead process is taken again after it' },
+  { key: 'erasurePauseMs', flag: '--erasure-pause-ms', env: 'HEADWATER_ERASURE_PAUSE_MS', def: '0', kind: 'int', help: 'pause between the steps of an erasure, milliseconds (spreads its load on the stores; 0: back to back)' },
+  { key: 'retentionSweepMs', flag: '--retention-sweep-ms', env: 'HEADWATER_RETENTION_SWEEP_MS', def: '3600000', kind: 'int', help: 'how often each org\'s retention windows are applied (deletes older events, executions, e-mails, webhook deliveries and Segment rejections), milliseconds' },
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
   { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: '250', kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging' },
   { key: 'ingestMaxWaitMs', flag: '--ingest-max-wait-ms', env: 'HEADWATER_INGEST_MAX_WAIT_MS', def: '1000', kind: 'int', help: 'when even the quickest write of the last interval of this length waited longer for the ingestion workers, and one is still waiting longer, new writes are answered 503 with Retry-After at once (shed load instead of answering slowly), milliseconds' },

@@ -40,6 +40,8 @@ import { writeKeyRoutes } from './routes/write-keys.js';
 import { SourceDirectory } from '../ingest/directory.js';
 import { Activity } from '../ingest/activity.js';
 import { Limits } from '../ingest/limits.js';
+import { startEraser, Suppressions } from '../pipeline/privacy/mod.js';
+import { privacyRoutes } from './routes/privacy.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
@@ -138,6 +140,11 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
     const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops }) : createInProcessStreams({ log, drops });
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
+    // Every write path (HTTP routes, receiver, Segment routes, journeys) submits through this: calls
+    // carrying a suppressed identifier are refused before they reach the stream.
+    const suppressions = new Suppressions(pgStore.pool);
+    closers.push(() => suppressions.close());
+    const ingestStream = suppressions.wrap(streams.ingest);
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
     const answerBeforeLanding = !nc && pgStore.embedded;
@@ -182,11 +189,15 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => compiler.close());
     runner = startJourneyRunner({
       ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: pgStore.embedded,
-      submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => webhookSender.notify(),
+      submit: (calls) => ingestStream.submit(calls), webhookNotify: () => webhookSender.notify(),
       sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
     });
     const journeyRunner = runner;
     closers.push(() => journeyRunner.close());
+    const eraser = startEraser({
+      pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded,
+    });
+    closers.push(() => eraser.close());
     // Staged uploads of a process that died mid-upload.
     await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
     const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');
@@ -195,7 +206,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
       frontEnd: frontEnd.name,
-      ingest: { replay: (calls) => streams.ingest.submit(calls) },
+      ingest: { replay: (calls) => ingestStream.submit(calls) },
     };
     // Streamed request bodies (artifact uploads) spill here past 1 MiB held in memory.
     const spillDir = join(config.dataDir, 'tmp');
@@ -222,6 +233,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
     // runner and promote replays submit directly: their work was accepted already.
     const gate = new IngestGate(streams.ingest, { maxWaitMs: config.ingestMaxWaitMs, observe: metrics.observeCalls });
+    const admitted = suppressions.wrap(gate);
     metrics.attach({
       pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
       workers: () => engine.stats(), drops: drops.totals,
@@ -231,8 +243,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       const ms = await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType });
       closers.push(() => ms.close());
     }
-    ingestRoutes(bind, { directory, stream: gate, activity, validators, limits });
-    receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: gate, activity });
+    ingestRoutes(bind, { directory, stream: admitted, activity, validators, limits });
+    receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: admitted, activity });
     webhookRoutes(bind, deps, webhookSender);
     emailRoutes(bind, deps, emailSender);
     artifactRoutes(bind, deps);
@@ -240,9 +252,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
     journeyRoutes(bind, deps);
     executionRoutes(bind, deps);
     journalRoutes(bind, deps);
+    privacyRoutes(bind, deps, { eraser, suppressions });
     writeKeyRoutes(bind, deps, writeKeys);
     segmentIngestRoutes(bind, {
-      keys: writeKeys, stream: gate, activity, limits, validators, pool: pgStore.pool, log,
+      keys: writeKeys, stream: admitted, activity, limits, validators, pool: pgStore.pool, log,
       corsOrigins: config.segmentCorsOrigins, mapError,
       origin: (req) => proxies.origin(req.remoteAddress ?? '', {
         host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'], forwardedProto: req.headers['x-forwarded-proto'],

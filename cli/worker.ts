@@ -16,6 +16,7 @@ import { startMetricsServer } from '../api/metrics-server.js';
 import { startWebhookSender } from '../pipeline/webhooks/mod.js';
 import { enqueueEmail, startEmailSender } from '../pipeline/email/mod.js';
 import { loadSecrets } from '../api/auth/secrets.js';
+import { Suppressions } from '../pipeline/privacy/mod.js';
 import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
@@ -46,9 +47,12 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: null, secretKey: config.secretKey });
   const sender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
   const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
+  // Journey writes are refused for suppressed identifiers here too.
+  const suppressions = new Suppressions(pgStore.pool);
+  const ingestStream = suppressions.wrap(streams.ingest);
   runner = startJourneyRunner({
     ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK,
-    submit: (calls) => streams.ingest.submit(calls), webhookNotify: () => sender.notify(),
+    submit: (calls) => ingestStream.submit(calls), webhookNotify: () => sender.notify(),
     sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
   });
   const journeyRunner = runner;
@@ -62,6 +66,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
     async close() {
       await metricsServer?.close();
       await journeyRunner.close();
+      suppressions.close();
       await sender.close();
       await emailSender.close();
       await engine.close();

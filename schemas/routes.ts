@@ -18,6 +18,7 @@ import {
 } from './resources.js';
 import { JourneyJournalsSchema } from './journals.js';
 import { segmentRoutes } from './segment-routes.js';
+import { privacyRoutes } from './privacy-routes.js';
 import { deployKeyMayCall } from './scope.js';
 
 // ---------------------------------------------------------------- builder
@@ -948,4 +949,5 @@ export const routes: RouteDef[] = [
 
   // ------------------------------------------------------------ Segment-compatible ingestion
   ...segmentRoutes,
+  ...privacyRoutes({ route, json }),
 ];
