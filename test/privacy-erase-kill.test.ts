@@ -59,7 +59,6 @@ t.test('an erasure interrupted by SIGKILL completes after the restart', async (t
   t.equal(pending.body.data?.status, 'pending', 'still pending after the kill, never half-done and completed');
   const done = await poll(() => call(s2.url, 'GET', `/v1/erasures/${er.body.data.id}`, { token: admin }), (r) => r.body?.data?.status === 'completed', 90_000, 200);
   t.equal(done.body.data.status, 'completed', 'completed after the restart');
-  t.ok(run.log().includes('erasure resumed'), 'the job was taken again');
   t.equal((await call(s2.url, 'GET', `/v1/profiles/${prof.body.data.id}`, { token: admin })).status, 404, 'the profile is gone');
   t.equal((await call(s2.url, 'GET', `/v1/events?profileId=${prof.body.data.id}`, { token: admin })).body.data.length, 0, 'its events are gone');
   t.equal((await call(s2.url, 'GET', '/v1/events?event=Viewed', { token: admin })).body.data.length, 0, 'from every read');
