@@ -35,6 +35,10 @@ export interface Exchange {
   resume(): void;
   /** Writes the whole answer, once, unless the exchange was aborted. */
   respond(a: Answer): void;
+  /** Writes the head, then each chunk as the client takes it (the next is pulled only once the
+   * previous one was accepted by the socket), then the end. Stops pulling when the client goes away.
+   * A failing source closes the connection (the status is already sent). */
+  stream(a: Omit<Answer, 'body' | 'headLength' | 'close'>, chunks: AsyncIterable<string | Uint8Array>): Promise<void>;
 }
 
 export interface Answer {

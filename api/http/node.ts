@@ -64,6 +64,33 @@ class NodeExchange implements Exchange {
     res.setHeader('content-length', typeof a.body === 'string' ? Buffer.byteLength(a.body) : a.body.byteLength);
     res.end(a.body); // node itself writes no body in answer to HEAD
   }
+
+  async stream(a: Omit<Answer, 'body' | 'headLength' | 'close'>, chunks: AsyncIterable<string | Uint8Array>): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    const res = this.res;
+    res.statusCode = a.status;
+    res.setHeader('x-request-id', a.requestId);
+    if (a.headers) for (const k in a.headers) res.setHeader(k, a.headers[k]!);
+    res.setHeader('content-type', a.contentType ?? 'application/octet-stream');
+    try {
+      for await (const chunk of chunks) {
+        if (res.destroyed) return;
+        // The next chunk waits until the socket took this one (or the client left).
+        if (!res.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const go = () => { res.off('drain', go); res.off('close', go); resolve(); };
+            res.on('drain', go);
+            res.on('close', go);
+          });
+        }
+      }
+      if (!res.destroyed) res.end();
+    } catch (err) {
+      res.destroy();
+      throw err;
+    }
+  }
 }
 
 export function nodeFrontEnd(): FrontEnd {

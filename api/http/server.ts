@@ -61,6 +61,8 @@ export interface Reply {
   contentType?: string;
   /** HEAD answers: the content-length to report, no body. */
   headLength?: number;
+  /** A body written chunk by chunk as the client reads it (NDJSON exports); `contentType` applies. */
+  stream?: AsyncIterable<string | Uint8Array>;
 }
 
 export interface RouteSpec {
@@ -146,8 +148,12 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let closing = false;
 
   /** `close`: the request body was not read to its end, so the connection cannot carry another. */
-  const send = (ex: Exchange, requestId: string, reply: Reply, close?: boolean) => {
+  const send = (ex: Exchange, requestId: string, reply: Reply, close?: boolean): void | Promise<void> => {
     const status = reply.status ?? 200;
+    if (reply.stream && ex.method !== 'HEAD') {
+      return ex.stream({ status, requestId, headers: reply.headers, contentType: reply.contentType }, reply.stream)
+        .catch((err) => log.warn('streamed answer failed', { requestId, err: String(err) }));
+    }
     if (reply.headLength !== undefined || ex.method === 'HEAD') {
       ex.respond({ status, requestId, headers: reply.headers, headLength: reply.headLength ?? 0, close });
     } else if (reply.raw !== undefined) {
@@ -228,6 +234,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       const t0 = performance.now();
       const respond = ex.respond.bind(ex);
       ex.respond = (a) => { respond(a); observe(route.path, method, a.status, (performance.now() - t0) / 1000); };
+      const stream = ex.stream.bind(ex);
+      ex.stream = (a, chunks) => stream(a, chunks).finally(() => observe(route.path, method, a.status, (performance.now() - t0) / 1000));
     }
     // Headers are read now: uWS frees the request when this call returns.
     const contentType = ex.header('content-type');

@@ -68,13 +68,15 @@ class UwsExchange implements Exchange {
   private done = false;
   private paused = false;
   private aborted?: () => void;
+  private gone = false;
+  private wake?: () => void;
 
   constructor(private readonly res: HttpResponse, private readonly req: HttpRequest) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
     // uWS requires an abort handler before an asynchronous answer.
-    res.onAborted(() => { this.done = true; this.aborted?.(); });
+    res.onAborted(() => { this.done = true; this.gone = true; this.wake?.(); this.aborted?.(); });
   }
 
   header(name: string) { return this.req.getHeader(name); }
@@ -104,6 +106,36 @@ class UwsExchange implements Exchange {
       res.writeHeader('content-type', a.contentType ?? 'application/octet-stream');
       res.end(a.body);
     });
+  }
+  async stream(a: Omit<Answer, 'body' | 'headLength' | 'close'>, chunks: AsyncIterable<string | Uint8Array>): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    const res = this.res;
+    if (this.paused) { res.resume(); this.paused = false; }
+    res.cork(() => {
+      res.writeStatus(statusLine(a.status));
+      res.writeHeader('x-request-id', a.requestId);
+      if (a.headers) for (const k in a.headers) res.writeHeader(k, a.headers[k]!);
+      res.writeHeader('content-type', a.contentType ?? 'application/octet-stream');
+    });
+    try {
+      for await (const chunk of chunks) {
+        if (this.gone) return;
+        let ok = true;
+        res.cork(() => { ok = res.write(chunk); });
+        // uWS keeps what the socket did not take; the next chunk waits until it drained.
+        if (!ok && !this.gone) {
+          await new Promise<void>((resolve) => {
+            this.wake = resolve;
+            res.onWritable(() => { this.wake = undefined; resolve(); return true; });
+          });
+        }
+      }
+      if (!this.gone) res.cork(() => res.end());
+    } catch (err) {
+      if (!this.gone) { this.gone = true; res.close(); }
+      throw err;
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // Erasure, suppression and export of a person's data (docs/privacy.md).
 import {
-  erasureOut, getErasure, listErasures, requestErasure, type Eraser, type Suppressions,
+  erasureOut, exportProfile, exportTarget, getErasure, listErasures, requestErasure, type Eraser, type Suppressions,
 } from '../../pipeline/privacy/mod.js';
 import { notFound } from '../http/errors.js';
 import { decodeCursor, isString, page } from '../http/pagination.js';
@@ -20,6 +20,16 @@ export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
       d.log.info('erasure requested', { orgId, erasureId: r.erasure.id, suppress });
     }
     return { status: 202, data: erasureOut(r.erasure) };
+  });
+
+  // Streamed: the generator is pulled as the client reads, a page of rows at a time.
+  bind('GET', '/v1/profiles/{id}/export', async (req) => {
+    const row = await exportTarget(d.pool, req.principal.orgId!, req.params.id!);
+    if (!row) throw notFound('profile');
+    return {
+      stream: exportProfile({ pool: d.pool, ch: d.ch }, row), contentType: 'application/x-ndjson',
+      headers: { 'content-disposition': `attachment; filename="profile-${row.id}.ndjson"` },
+    };
   });
 
   bind('GET', '/v1/erasures', async (req) => {

@@ -4,3 +4,4 @@ export { startEraser, type Eraser, type EraserOptions } from './eraser.js';
 export { erasureOut, getErasure, listErasures, requestErasure, type ErasureRow, type RequestResult } from './erasures.js';
 export { Suppressions } from './suppression.js';
 export { hashIdentifier } from './hash.js';
+export { exportProfile, exportTarget, type ExportDeps } from './export.js';
