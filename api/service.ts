@@ -40,7 +40,7 @@ import { writeKeyRoutes } from './routes/write-keys.js';
 import { SourceDirectory } from '../ingest/directory.js';
 import { Activity } from '../ingest/activity.js';
 import { Limits } from '../ingest/limits.js';
-import { startEraser, Suppressions } from '../pipeline/privacy/mod.js';
+import { startEraser, startRetentionSweep, Suppressions } from '../pipeline/privacy/mod.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
 import { startEngine } from '../pipeline/engine.js';
@@ -198,6 +198,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded,
     });
     closers.push(() => eraser.close());
+    const retention = startRetentionSweep({ pool: pgStore.pool, ch: chStore.client, log, everyMs: Math.max(config.retentionSweepMs, 100) });
+    closers.push(() => retention.close());
     // Staged uploads of a process that died mid-upload.
     await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
     const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');

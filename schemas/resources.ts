@@ -656,7 +656,23 @@ export const RotatedCredentialSchema = Type.Object(
 
 export const SessionsRevokedSchema = Type.Object({ revokedBefore: DateTime }, { title: 'SessionsRevoked' });
 
-export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy }, { title: 'Settings' });
+const RetentionDays = Nullable(Type.Integer({ minimum: 1, maximum: 3650 }), { description: 'Days, 1 to 3650; null keeps forever.' });
+export const RetentionSchema = Type.Object(
+  {
+    events: RetentionDays,
+    executions: RetentionDays,
+    emails: RetentionDays,
+    webhookDeliveries: RetentionDays,
+    rejections: RetentionDays,
+  },
+  {
+    title: 'Retention',
+    description: 'How long each kind of record is kept (docs/privacy.md). Defaults: events null, executions 90, emails 30, webhookDeliveries 30, rejections 30. ' +
+      'A sweep (every `HEADWATER_RETENTION_SWEEP_MS`, one hour by default) deletes what is older: events by `timestamp`, executions that ended before the window ' +
+      '(never a running or waiting one) with their logs, e-mails and webhook deliveries by creation (never a pending one), Segment rejections by creation.',
+  },
+);
+export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy, retention: RetentionSchema }, { title: 'Settings' });
 
 export const UsersMeSchema = Type.Object(
   {

@@ -13,7 +13,7 @@ import {
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
-  SegmentWithCountSchema, SessionSchema, SettingsSchema, LoginLinkSchema, RotatedCredentialSchema, SessionsRevokedSchema, SourceSchema, TypeName, UsersMeSchema,
+  SegmentWithCountSchema, SessionSchema, SettingsSchema, RetentionSchema, LoginLinkSchema, RotatedCredentialSchema, SessionsRevokedSchema, SourceSchema, TypeName, UsersMeSchema,
   WebhookDeliverySchema, WebhookSchema, WriteKeySchema,
 } from './resources.js';
 import { JourneyJournalsSchema } from './journals.js';
@@ -832,8 +832,9 @@ export const routes: RouteDef[] = [
   }),
   route({
     id: 'settingsUpdate', method: 'PATCH', path: '/v1/settings', tag: 'settings', auth: ['session'], admin: true,
-    summary: 'Set the ingestion policy',
-    body: Body(Type.Object({ ingestionPolicy: IngestionPolicy })),
+    summary: 'Change settings (partial)',
+    description: 'Only the members given change, and within `retention` only the kinds given (null: keep forever).',
+    body: Body(Type.Object({ ingestionPolicy: Type.Optional(IngestionPolicy), retention: Type.Optional(Type.Partial(RetentionSchema, { additionalProperties: false })) })),
     ok: { 200: json('The settings.', Data(SettingsSchema)) },
   }),
   route({

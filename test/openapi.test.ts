@@ -32,6 +32,8 @@ const CONTRACT: Array<[string, string]> = [
   ['get', '/v1/emails'], ['get', '/v1/emails/{id}'], ['post', '/v1/emails/test'],
   ['post', '/v1/credentials/rotate'], ['post', '/v1/sessions/revoke'],
   ['post', '/v1/orgs/{orgId}/login-links'], ['post', '/v1/sessions/exchange'],
+  ['post', '/v1/profiles/{id}/erase'], ['get', '/v1/erasures'], ['get', '/v1/erasures/{id}'],
+  ['get', '/v1/suppressions'], ['delete', '/v1/suppressions/{id}'], ['get', '/v1/profiles/{id}/export'],
 ];
 
 const s = await startServer();

@@ -5,3 +5,4 @@ export { erasureOut, getErasure, listErasures, requestErasure, type ErasureRow, 
 export { Suppressions } from './suppression.js';
 export { hashIdentifier } from './hash.js';
 export { exportProfile, exportTarget, type ExportDeps } from './export.js';
+export { RETENTION_DEFAULTS, RETENTION_KINDS, retentionOf, startRetentionSweep, sweepOrg, type Retention, type RetentionKind, type RetentionOptions } from './retention.js';
