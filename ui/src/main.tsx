@@ -12,6 +12,7 @@ import { SegmentList, SegmentPage } from './pages/segments';
 import { Journeys } from './pages/journeys';
 import { ExecutionList, ExecutionPage } from './pages/executions';
 import { WebhookList, WebhookPage } from './pages/webhooks';
+import { PrivacyPage } from './pages/privacy';
 import './style.css';
 
 function takeTokenFromHash() {
@@ -39,7 +40,7 @@ async function exchangeLoginFromHash(): Promise<string | null> {
 
 const NAV: Array<[string, string]> = [
   ['/', 'Overview'], ['/catalog', 'Catalog'], ['/profiles', 'Profiles'], ['/segments', 'Segments'],
-  ['/journeys', 'Journeys'], ['/executions', 'Executions'], ['/webhooks', 'Webhooks'],
+  ['/journeys', 'Journeys'], ['/executions', 'Executions'], ['/webhooks', 'Webhooks'], ['/privacy', 'Privacy'],
 ];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
@@ -54,6 +55,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === '/journeys') return <Journeys />;
   if (path === '/executions') return <ExecutionList query={query} />;
   if ((m = /^\/executions\/([^/]+)$/.exec(path))) return <ExecutionPage id={decodeURIComponent(m[1]!)} />;
+  if (path === '/privacy') return <PrivacyPage query={query} />;
   if (path === '/webhooks') return <WebhookList />;
   if ((m = /^\/webhooks\/([^/]+)$/.exec(path))) return <WebhookPage id={decodeURIComponent(m[1]!)} />;
   return <p class="error" role="alert">No page at {BASE}{path}. <Link href="/">Go to the overview</Link>.</p>;

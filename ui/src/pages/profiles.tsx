@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, type S } from '../api';
 import { BASE, Json, Link, Loaded, Time, navigate, useLoad, useTitle } from '../lib';
+import { ProfilePrivacy } from './privacy';
 
 const KINDS: Array<S['IdentifierKind']> = ['userId', 'anonymousId', 'email'];
 const PAGE = 50;
@@ -128,6 +129,7 @@ export function ProfilePage({ id }: { id: string }) {
           </div>
           <Memberships id={id} />
           <Merged id={id} />
+          <ProfilePrivacy id={id} />
         </>
       )}</Loaded>
       {load.error ? null : <Timeline id={id} />}
