@@ -54,7 +54,7 @@ export function privacyRoutes({ route, json }: Builders): RouteDef[] {
         'A pending erasure of the same profile is answered again instead of a second one. ' +
         'With `suppress: true` the identifiers\' sha256 hashes join the suppression list in the same transaction: from this answer on, writes carrying them are refused.',
       params: IdParams,
-      body: Body(Type.Object({ suppress: Type.Optional(Type.Boolean({ default: false })) })),
+      body: Body(Type.Object({ suppress: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false })),
       optionalBody: true,
       ok: { 202: json('The Erasure (`pending`).', Data(ErasureSchema)) },
       errors: { 404: '`not_found`: also an already erased profile.' },

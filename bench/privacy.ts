@@ -1,0 +1,102 @@
+// Privacy figures: erasing a profile with 100,000 events while batch ingestion of other profiles
+// runs (erasure time, ingestion throughput during it against without it), and ingestion of an org
+// with 100,000 suppressed identifiers against one with none. Runs a service in this process
+// (embedded, or the servers DATABASE_URL / NATS_URL name): `node dist/bench/privacy.js [events]`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../api/config.js';
+import { createLogger } from '../lib/log.js';
+import { startService } from '../api/service.js';
+
+const EVENTS = Number(process.argv[2] ?? 100_000);
+const dir = mkdtempSync(join(tmpdir(), 'hw-bench-privacy-'));
+const token = `hwo_${randomBytes(24).toString('base64url')}`;
+const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--operator-token', token],
+  { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}` });
+const svc = await startService(config, createLogger('warn'));
+const url = svc.url;
+const pool = config.databaseUrl ? new pg.Pool({ connectionString: config.databaseUrl, max: 1 })
+  : new pg.Pool({ host: join(dir, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 1 });
+
+async function http(method: string, path: string, tok?: string, body?: unknown) {
+  const r = await fetch(url + path, { method, headers: { ...(tok ? { authorization: `Bearer ${tok}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function fixture() {
+  const org = (await http('POST', '/v1/orgs', token, { data: { name: `bench-${randomBytes(3).toString('hex')}` } })).body.data;
+  const app = (await http('POST', '/v1/apps', org.sessions.admin, { data: { name: 'a' } })).body.data;
+  const src = (await http('GET', `/v1/apps/${app.id}/sources`, org.sessions.admin)).body.data[0];
+  return { orgId: org.org.id as string, admin: org.sessions.admin as string, key: org.apiKey as string, sourceId: src.id as string };
+}
+type Fx = Awaited<ReturnType<typeof fixture>>;
+
+const batch = (f: Fx, user: () => string, n: number) => http('POST', '/v1/batch', f.key, { data: { sourceId: f.sourceId, calls: Array.from({ length: n }, (_, i) => ({ type: 'track', identifiers: { userId: user() }, event: 'Viewed', properties: { i }, messageId: randomBytes(8).toString('hex') })) } });
+
+/** Batches of 100 tracks over 1,000 users, 4 in flight, until `until()`; answers accepted calls per second. */
+async function ingestWhile(f: Fx, until: () => boolean, minMs: number): Promise<number> {
+  let calls = 0;
+  const t0 = Date.now();
+  const lane = async () => {
+    while (Date.now() - t0 < minMs || !until()) {
+      const r = await batch(f, () => `u${Math.floor(Math.random() * 1000)}`, 100);
+      if (r.status === 200) calls += r.body.data.filter((x: any) => x.status === 201).length;
+    }
+  };
+  await Promise.all([lane(), lane(), lane(), lane()]);
+  return calls / ((Date.now() - t0) / 1000);
+}
+
+const a = await fixture();
+// The profile to erase and its history.
+const target = `victim-${randomBytes(3).toString('hex')}`;
+const p = await http('POST', '/v1/identify', a.key, { data: { sourceId: a.sourceId, identifiers: { userId: target } } });
+const t0 = Date.now();
+for (let sent = 0; sent < EVENTS;) {
+  const n = Math.min(2000, EVENTS - sent);
+  await Promise.all(Array.from({ length: n / 500 }, () => batch(a, () => target, 500)));
+  sent += n;
+}
+for (;;) {
+  const r = await pool.query(`SELECT count(*)::int AS n FROM event_history WHERE profile_id = $1`, [p.body.data.id]);
+  if (r.rows[0].n >= EVENTS) break;
+  await new Promise((r) => setTimeout(r, 200));
+}
+console.log(`loaded ${EVENTS} events for one profile in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+await new Promise((r) => setTimeout(r, 3000));
+
+const base = await ingestWhile(a, () => true, 10_000);
+console.log(`ingestion without an erasure: ${base.toFixed(0)} calls/s`);
+const er = await http('POST', `/v1/profiles/${p.body.data.id}/erase`, a.admin, { data: {} });
+const e0 = Date.now();
+let done = 0;
+const watch = (async () => {
+  for (;;) {
+    const r = await http('GET', `/v1/erasures/${er.body.data.id}`, a.admin);
+    if (r.body.data.status === 'completed') { done = Date.now(); return; }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+})();
+const during = await ingestWhile(a, () => done > 0, 5_000);
+await watch;
+console.log(`erasure of ${EVENTS} events: ${((done - e0) / 1000).toFixed(1)} s; ingestion during it: ${during.toFixed(0)} calls/s (${(during / base).toFixed(2)}x)`);
+
+// Suppression: org B holds 100,000 suppressed identifiers, org A none.
+const b = await fixture();
+const ids = Array.from({ length: 100_000 }, (_, i) => `sup_${i}_${randomBytes(4).toString('hex')}`);
+await pool.query(
+  `INSERT INTO suppressions (id, org_id, kind, hash) SELECT 'sup_' || md5(h), $1, 'userId', h FROM unnest($2::text[]) AS h`,
+  [b.orgId, ids.map((v) => createHash('sha256').update(v).digest('hex'))]);
+await pool.query('UPDATE orgs SET suppressions_version = suppressions_version + 1 WHERE id = $1', [b.orgId]);
+const rounds: Array<[number, number]> = [];
+for (let i = 0; i < 3; i++) rounds.push([await ingestWhile(a, () => true, 8_000), await ingestWhile(b, () => true, 8_000)]);
+const med = (xs: number[]) => xs.sort((x, y) => x - y)[1]!;
+const none = med(rounds.map((r) => r[0])), many = med(rounds.map((r) => r[1]));
+console.log(`suppression: org with none ${none.toFixed(0)} calls/s, org with 100,000 ${many.toFixed(0)} calls/s (${(many / none).toFixed(2)}x), medians of 3`);
+await pool.end();
+await svc.close();
+rmSync(dir, { recursive: true, force: true });
