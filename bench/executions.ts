@@ -91,7 +91,15 @@ async function batch(url: string, org: Org, calls: unknown[], width = 4): Promis
   for (let i = 0; i < calls.length; i += 500) chunks.push(calls.slice(i, i + 500));
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < chunks.length) {
-      const r = await api(url, 'POST', '/v1/batch', org.apiKey, { data: { sourceId: org.sourceId, calls: chunks[next++] } });
+      const chunk = chunks[next++];
+      let r;
+      // Ingestion answers 503 when it is behind (a loaded machine): wait as it says and send again.
+      for (;;) {
+        try { r = await api(url, 'POST', '/v1/batch', org.apiKey, { data: { sourceId: org.sourceId, calls: chunk } }); break; } catch (e) {
+          if (!/: 503 /.test(String(e))) throw e;
+          await sleep(1000);
+        }
+      }
       const bad = r.data.find((x: any) => x.status >= 300);
       if (bad) throw new Error(`batch call refused: ${JSON.stringify(bad)}`);
     }

@@ -4,6 +4,8 @@
 export { createEngine } from './engine.js';
 export type { Engine, EngineOptions } from './engine.js';
 export { DEFAULT_LIMITS } from './types.js';
+export { DEFAULT_CACHE } from './cache.js';
+export type { CacheLimits, CacheStats } from './cache.js';
 export type {
   Activation, ActivationInput, ActivationStats, FailureCode, Host, HostCall, Limits, LogRecord, RenderInput, RenderResult, Wait,
 } from './types.js';

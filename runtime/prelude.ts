@@ -1,42 +1,44 @@
-// Code evaluated in every fresh sandbox before the journey's own: it makes the clock and randomness
-// deterministic, removes what could observe the host (local time zone, garbage-collection timing),
-// builds `ctx`, and returns the two entry points the engine drives ([settle, start]). It captures
-// the built-ins it relies on, so journey code that replaces JSON or Promise cannot bend the bridge.
-// Only strings and numbers cross the boundary; JSON is parsed on the side that receives it.
+// Code evaluated once in every new sandbox, before any journey code: it makes the clock and
+// randomness deterministic, removes what could observe the host (local time zone, garbage-collection
+// timing), builds `ctx` per activation, then hardens the context (every built-in and the global
+// object frozen, see HARDEN_SOURCE) so the sandbox can be reused by later activations without one
+// seeing what another wrote. It returns the three entry points the engine drives:
+// [settle, start, open]. open(factory, seed, clock) resets the per-activation state and runs the
+// journey's module body again (compiled once, into `factory`), so module-level variables are fresh
+// for every activation too. It captures the built-ins it relies on, so journey code cannot bend
+// the bridge. Only strings and numbers cross the boundary; JSON is parsed on the side that receives it.
 
 /** The global the compiled script assigns its module namespace to (`.default` is the definition). */
 export const MODULE_GLOBAL = '__headwater_module';
 /** The global through which the engine hands its host functions to the prelude (removed at once). */
 export const HOST_GLOBAL = '__headwater_host';
 
+/**
+ * The compiled script as a function body: `var __headwater_module` becomes a local, and calling
+ * the function runs the module body again and answers the module namespace.
+ */
+export const wrapModule = (code: string) =>
+  `(function () {\n${code}\n;return typeof ${MODULE_GLOBAL} === 'undefined' ? undefined : ${MODULE_GLOBAL};\n})`;
+
 export const PRELUDE = `(function (host) {
 'use strict';
 delete globalThis.${HOST_GLOBAL};
 var J = JSON, parse = J.parse, stringify = J.stringify, P = Promise, imul = Math.imul, defineProperty = Object.defineProperty;
 var freeze = Object.freeze, construct = Reflect.construct, apply = Reflect.apply;
-var clock = host.clock, position = 0;
+// Per-activation state, reset by open().
+var clock = 0, position = 0, seed = '', waiting = {}, mod, draw = null;
 
 function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false }); }
 
 // ---- clock: Date.now() and new Date() read the execution's virtual clock; local time is UTC.
-// Compiling the Date replacement is most of the prelude's cost and most journeys never touch Date,
-// so it is compiled on the first read of the global (no Date object exists before that read).
-var RealDate = Date, evaluate = eval, HDate = null;
-function installDate() {
-  if (!HDate) HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide, construct, apply, defineProperty);
-  return HDate;
-}
-defineProperty(globalThis, 'Date', {
-  get: installDate,
-  set: function (v) { defineProperty(globalThis, 'Date', { value: v, writable: true, configurable: true, enumerable: false }); },
-  configurable: true, enumerable: false,
-});
+var RealDate = Date, evaluate = eval;
+var HDate = evaluate(host.dateSource)(RealDate, function () { return clock; }, hide, construct, apply, defineProperty);
+hide(globalThis, 'Date', HDate);
 
-// ---- randomness: Math.random is a PRNG seeded from (execution seed, call position), compiled on
-// first use like Date
-var draw = null;
+// ---- randomness: Math.random is a PRNG seeded from (execution seed, call position)
+var makeDraw = evaluate(host.randomSource);
 hide(Math, 'random', function random() {
-  if (!draw) draw = evaluate(host.randomSource)(host.seed, function () { return position; }, imul);
+  if (!draw) draw = makeDraw(seed, function () { return position; }, imul);
   return draw();
 });
 
@@ -54,14 +56,14 @@ function describe(e) {
 }
 
 // ---- ctx
-var waiting = {};
 function call(name, args) {
   var json = '', err = '';
   try { json = stringify(args); } catch (e) { err = describe(e); }
   var at = host.call(name, typeof json === 'string' ? json : '', err);
   if (at < 0) return new P(function () {});
   position = at + 1;
-  return new P(function (resolve, reject) { waiting[at] = [resolve, reject]; });
+  var w = waiting;
+  return new P(function (resolve, reject) { w[at] = [resolve, reject]; });
 }
 function settle(at, ok, json, now) {
   var w = waiting[at];
@@ -82,8 +84,14 @@ function logger(level) {
 }
 function orEmpty(v) { return v === undefined ? {} : v; }
 
+// A new activation: fresh state, then the module body runs (a throw there is a load failure).
+function open(factory, s, now) {
+  seed = s; clock = now; position = 0; waiting = {}; draw = null; mod = undefined;
+  mod = factory();
+}
+
 function start(kind, input) {
-  var m = globalThis.${MODULE_GLOBAL}, d = m && m.default;
+  var m = mod, d = m && m.default;
   if (!d || d.kind !== kind || typeof (kind === 'journey' ? d.handler : d.render) !== 'function') {
     host.fail('TypeError: the code does not default-export a ' + kind + ' definition');
     return;
@@ -113,7 +121,8 @@ function start(kind, input) {
   P.resolve().then(function () { return d.handler(ctx); })
     .then(function () { host.done(''); }, function (e) { host.fail(describe(e)); });
 }
-return [settle, start];
+evaluate(host.hardenSource)(globalThis, defineProperty);
+return [settle, start, open];
 })(globalThis.${HOST_GLOBAL})`;
 
 /**

@@ -1,11 +1,10 @@
-// Rendering one e-mail template in a fresh sandbox: `render(props)` of the compiled template, with
+// Rendering one e-mail template in a sandbox of its code (reused like a journey's): `render(props)` of the compiled template, with
 // the same clock, randomness and limits discipline as a journey. The output must be a subject
 // without line breaks (it becomes a mail header) and html and text bodies.
-import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import { unstorable } from '../schemas/storable.js';
 import { canonicalJson } from './calls.js';
-import { resolveLimits } from './activate.js';
-import { Sandbox, type Failure } from './sandbox.js';
+import { resolveLimits, sandboxFor, type Env } from './activate.js';
+import type { Failure } from './sandbox.js';
 import type { RenderInput, RenderResult } from './types.js';
 
 export const MAX_SUBJECT_CHARS = 998;
@@ -27,26 +26,26 @@ function checkOutput(json: string): { subject: string; html: string; text: strin
   return { subject, html: html as string, text: text as string };
 }
 
-export async function renderTemplate(module: QuickJSWASMModule, prelude: string, input: RenderInput): Promise<RenderResult & { poisoned: boolean }> {
+export async function renderTemplate(env: Env, input: RenderInput): Promise<RenderResult & { poisoned: boolean }> {
   const limits = resolveLimits(input.limits);
   const deadline = performance.now() + limits.wallMs;
   let outcome: { json: string } | Failure | null = null;
-  const sb: Sandbox = new Sandbox(module, limits, deadline, {
+  const { sb, failure } = sandboxFor(env, input.code, limits, deadline, {
     call() { return -1; },
     log() { /* a template has no log */ },
     done(json) { outcome ??= { json }; },
     fail(message) { outcome ??= sb.failWith(message); },
-  }, { seed: input.seed ?? 'template', clock: input.now ?? Date.now(), prelude });
+  });
   const failed = (f: Failure) => { sb.dispose(); return { ok: false as const, code: f.code, message: f.message, poisoned: sb.poisoned }; };
   try {
-    const f = sb.load(input.code) ?? sb.start('template', canonicalJson(input.props)) ?? sb.pump();
+    const f = failure ?? sb.open(input.seed ?? 'template', input.now ?? Date.now()) ?? sb.start('template', canonicalJson(input.props)) ?? sb.pump();
     if (f) return failed(f);
     const o = outcome as { json: string } | Failure | null;
     if (o === null) return failed({ code: 'journey_error', message: 'render returned a promise that never settles' });
     if ('code' in o) return failed(o);
     const out = checkOutput(o.json);
     if (typeof out === 'string') return failed({ code: 'journey_output_invalid', message: out });
-    sb.dispose();
+    env.cache.release(input.code, sb);
     return { ok: true, ...out, poisoned: sb.poisoned };
   } catch (e) {
     sb.dispose();

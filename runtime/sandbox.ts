@@ -1,8 +1,12 @@
-// One fresh QuickJS runtime + context with the limits of one activation or render. It is never
-// reused: after an out-of-memory error (or a host stack overflow inside WebAssembly) QuickJS can
-// abort while disposing, so such a sandbox is abandoned whole and the owner drops the module.
+// One QuickJS runtime + context with the prelude and one compiled journey (or template) loaded,
+// hardened so it can serve one activation after another (runtime/harden.ts): each activation
+// begins with its own limits, deadline and hooks, and open() gives it fresh module state. One
+// activation at a time owns a sandbox. After an out-of-memory error (or a host stack overflow
+// inside WebAssembly) QuickJS can abort while disposing, so such a sandbox is abandoned whole and
+// the owner drops the module; a sandbox that failed in any other way is disposed, never reused.
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
-import { DATE_SOURCE, HOST_GLOBAL, RANDOM_SOURCE } from './prelude.js';
+import { HARDEN_SOURCE } from './harden.js';
+import { DATE_SOURCE, HOST_GLOBAL, RANDOM_SOURCE, wrapModule } from './prelude.js';
 import type { FailureCode, Limits } from './types.js';
 
 export interface Failure { code: FailureCode; message: string }
@@ -15,6 +19,8 @@ export interface SandboxHooks {
   done(json: string): void;
   fail(message: string): void;
 }
+
+const NO_HOOKS: SandboxHooks = { call: () => -1, log: () => {}, done: () => {}, fail: () => {} };
 
 /** Bytes of QuickJS stack; deeper recursion is a catchable `InternalError: stack overflow`. */
 const MAX_STACK_BYTES = 256 * 1024;
@@ -29,19 +35,22 @@ export class Sandbox {
   private readonly vm: QuickJSContext;
   private readonly owned: QuickJSHandle[] = [];
   private disposed = false;
+  private hooks: SandboxHooks = NO_HOOKS;
+  private deadline = 0;
   private settleFn: QuickJSHandle | null = null;
   private startFn: QuickJSHandle | null = null;
+  private openFn: QuickJSHandle | null = null;
+  private factory: QuickJSHandle | null = null;
 
-  constructor(module: QuickJSWASMModule, private readonly limits: Limits, deadline: number,
-    hooks: SandboxHooks, private readonly init: { seed: string; clock: number; prelude: string }) {
+  constructor(readonly module: QuickJSWASMModule, private limits: Limits) {
     this.rt = module.newRuntime();
     this.rt.setMemoryLimit(limits.memoryBytes);
     this.rt.setMaxStackSize(MAX_STACK_BYTES);
     this.rt.setInterruptHandler(() => {
       this.fuelUsed++;
       if (this.abort) return true;
-      if (this.fuelUsed > limits.fuel) { this.abort = { code: 'journey_fuel_exceeded', message: `the journey used more than its fuel of ${limits.fuel}` }; return true; }
-      if (performance.now() > deadline) { this.abort = timeout(limits.wallMs); return true; }
+      if (this.fuelUsed > this.limits.fuel) { this.abort = { code: 'journey_fuel_exceeded', message: `the journey used more than its fuel of ${this.limits.fuel}` }; return true; }
+      if (performance.now() > this.deadline) { this.abort = timeout(this.limits.wallMs); return true; }
       return false;
     });
     this.vm = this.rt.newContext();
@@ -53,37 +62,51 @@ export class Sandbox {
       vm.setProp(host, name, h);
       h.dispose();
     };
-    fn('call', (n, j, e) => vm.newNumber(hooks.call(vm.getString(n), vm.getString(j), vm.getString(e))));
-    fn('log', (l, m) => { hooks.log(vm.getString(l), vm.getString(m)); return undefined; });
-    fn('done', (j) => { hooks.done(vm.getString(j)); return undefined; });
-    fn('fail', (m) => { hooks.fail(vm.getString(m)); return undefined; });
+    fn('call', (n, j, e) => vm.newNumber(this.hooks.call(vm.getString(n), vm.getString(j), vm.getString(e))));
+    fn('log', (l, m) => { this.hooks.log(vm.getString(l), vm.getString(m)); return undefined; });
+    fn('done', (j) => { this.hooks.done(vm.getString(j)); return undefined; });
+    fn('fail', (m) => { this.hooks.fail(vm.getString(m)); return undefined; });
     fn('invalid', (m) => { this.abort ??= { code: 'journey_output_invalid', message: vm.getString(m) }; return undefined; });
-    const seed = vm.newString(init.seed);
-    vm.setProp(host, 'seed', seed);
-    seed.dispose();
-    for (const [k, v] of [['dateSource', DATE_SOURCE], ['randomSource', RANDOM_SOURCE]]) {
+    for (const [k, v] of [['dateSource', DATE_SOURCE], ['randomSource', RANDOM_SOURCE], ['hardenSource', HARDEN_SOURCE]] as const) {
       const h = vm.newString(v);
       vm.setProp(host, k, h);
       h.dispose();
     }
-    const clock = vm.newNumber(init.clock);
-    vm.setProp(host, 'clock', clock);
-    clock.dispose();
     vm.setProp(vm.global, HOST_GLOBAL, host);
   }
 
-  /** Evaluates the prelude, then the compiled code. */
-  load(code: string): Failure | null {
-    const pre = this.guard(() => this.vm.evalCode(this.init.prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
+  /** Whether a later activation may take this sandbox over. */
+  get reusable(): boolean { return !this.abort && !this.poisoned && !this.disposed; }
+
+  /** A new activation: its limits, deadline (performance.now() ms) and hooks; fuel counts from 0. */
+  begin(limits: Limits, deadline: number, hooks: SandboxHooks): void {
+    this.abort = null;
+    this.fuelUsed = 0;
+    this.deadline = deadline;
+    this.hooks = hooks;
+    if (limits.memoryBytes !== this.limits.memoryBytes) this.rt.setMemoryLimit(limits.memoryBytes);
+    this.limits = limits;
+  }
+
+  /** Evaluates the prelude (which hardens the context), then compiles the code into its factory. */
+  load(prelude: string, code: string): Failure | null {
+    const pre = this.guard(() => this.vm.evalCode(prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
     if ('failure' in pre) return pre.failure;
-    const pair = pre.value;
-    this.settleFn = this.vm.getProp(pair, 0);
-    this.startFn = this.vm.getProp(pair, 1);
-    pair.dispose();
-    const r = this.guard(() => this.vm.evalCode(code, 'journey.js', { type: 'global' }));
-    if ('failure' in r) return r.failure.code === 'journey_error' ? { code: 'journey_error', message: `the code throws while loading: ${r.failure.message}` } : r.failure;
-    r.value.dispose();
+    const triple = pre.value;
+    this.settleFn = this.vm.getProp(triple, 0);
+    this.startFn = this.vm.getProp(triple, 1);
+    this.openFn = this.vm.getProp(triple, 2);
+    triple.dispose();
+    const r = this.guard(() => this.vm.evalCode(wrapModule(code), 'journey.js', { type: 'global' }));
+    if ('failure' in r) return loading(r.failure);
+    this.factory = r.value;
     return null;
+  }
+
+  /** Fresh per-activation state and a fresh module instance (the module body runs again). */
+  open(seed: string, clock: number): Failure | null {
+    const f = this.invoke(this.openFn!, [this.factory!.dup(), this.vm.newString(seed), this.vm.newNumber(clock)]);
+    return f && loading(f);
   }
 
   start(kind: 'journey' | 'template', inputJson: string): Failure | null {
@@ -110,7 +133,7 @@ export class Sandbox {
     if (this.poisoned || this.disposed) return;
     this.disposed = true;
     try {
-      for (const h of [this.settleFn, this.startFn, ...this.owned]) if (h?.alive) h.dispose();
+      for (const h of [this.settleFn, this.startFn, this.openFn, this.factory, ...this.owned]) if (h?.alive) h.dispose();
       this.vm.dispose();
       this.rt.dispose();
     } catch {
@@ -173,5 +196,7 @@ export class Sandbox {
 }
 
 const timeout = (wallMs: number): Failure => ({ code: 'journey_timeout', message: `the activation took longer than ${wallMs} ms` });
+/** A failure of the module body (compiling it or running it): the journey fails to load. */
+const loading = (f: Failure): Failure => (f.code === 'journey_error' ? { code: 'journey_error', message: `the code throws while loading: ${f.message}` } : f);
 const memory = (bytes: number): Failure => ({ code: 'journey_memory_exceeded', message: `the journey exceeded its memory limit of ${bytes} bytes` });
 export const timeoutFailure = timeout;

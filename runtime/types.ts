@@ -81,6 +81,8 @@ export interface ActivationStats {
   hostCalls: number;
   fuelUsed: number;
   wallMs: number;
+  /** The activation went on in the sandbox its run parked at the wait, instead of replaying. */
+  resumed?: boolean;
 }
 
 interface Base { journal: JournalEntry[]; logs: LogRecord[]; stats: ActivationStats }
