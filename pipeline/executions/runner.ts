@@ -16,6 +16,7 @@ import { createHost, type EmailMessage, type HostExecution } from './host.js';
 import type { WaitRecord } from './landed.js';
 import type { PropsCheck, PropsInput } from './props.js';
 import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+import { batchSubmits } from './batcher.js';
 import { claimDue } from './claim.js';
 import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
 
@@ -33,8 +34,13 @@ export interface RunnerOptions {
   limits?: Partial<Limits>;
   /** How long a claim holds an execution; an activation longer than this may run twice. Default wall budget + 30 s. */
   leaseMs?: number;
-  /** How often due executions are looked for when nothing notified; default 250 ms. */
+  /**
+   * How soon due work that could not be claimed is looked at again; default 250 ms. When nothing is
+   * due the runner sleeps until the earliest deadline, at most `idleMs`.
+   */
   pollMs?: number;
+  /** The longest sleep when nothing is due: default 30 s when `sole`, else 5 s (other processes' work, expired leases). */
+  idleMs?: number;
   /** This process is the database's only user (embedded): leases left by a previous run are void. */
   sole?: boolean;
   /** Bounds on `ctx.restart()` per execution (RESTART_DEFAULTS). */
@@ -63,22 +69,34 @@ const PER_THREAD = 16;
  */
 const ORG_SHARE = 0.5;
 
+/** The thread an execution's activations run on: FNV-1a of its id. */
+export function stickyIndex(id: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % n;
+}
+
 export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
   const pollMs = o.pollMs ?? 250;
+  const idleMs = o.idleMs ?? (o.sole ? 30_000 : 5_000);
   const capacity = Math.max(1, o.threads) * PER_THREAD;
   const perOrg = Math.max(1, Math.floor(capacity * ORG_SHARE));
   const restarts: RestartLimits = { ...RESTART_DEFAULTS, ...o.restarts };
   /** Activations in hand per org: what a claim counts against the per-org share. */
   const used = new Map<string, number>();
   // Several activations per thread: one waiting for a host call (a trait write through the
-  // ingestion path, a profile read) leaves the thread to the others. Each has a QuickJS runtime of
-  // its own, and QuickJS code runs synchronously between awaits, so they never interleave inside it.
-  const pool = new Piscina({
-    filename: o.taskModule, minThreads: Math.max(1, o.threads), maxThreads: Math.max(1, o.threads), idleTimeout: 60_000,
-    concurrentTasksPerWorker: PER_THREAD,
-  });
+  // ingestion path, a profile read) leaves the thread to the others. Each owns a QuickJS sandbox
+  // while it runs, and QuickJS code runs synchronously between awaits, so they never interleave
+  // inside one. One single-thread pool per thread, and an execution always goes to the same one
+  // (by its id): the thread that parked its sandbox at a wait gets its resume (runtime/cache.ts),
+  // which then continues instead of replaying.
+  const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
+    filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
+  }));
+  let rr = 0;
+  const poolOf = (executionId: string) => pools[stickyIndex(executionId, pools.length)]!;
   // propsSchemas are checked on threads of their own: a check is aborted at its activation's
   // deadline, which ends the thread it runs on, and must take no activation down with it. Started on
   // demand (most journeys send no e-mail).
@@ -86,6 +104,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const checkProps = (input: PropsInput, deadline: number) =>
     propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
   const codes = new Map<string, string>();
+  const submit = batchSubmits(o.submit);
   const inFlight = new Set<Promise<void>>();
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -94,7 +113,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   let started: Promise<void> = Promise.resolve();
 
   const render = (code: string, props: Record<string, unknown>) =>
-    pool.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
+    pools[rr++ % pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
 
   const claim = (n: number): Promise<Row[]> => claimDue<Row>(o.pool, { limit: n, used, perOrg, leaseMs, leaseId: newId('lse') });
 
@@ -113,7 +132,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
       deadline: Date.now() + wallMs,
     };
-    const host = createHost({ pool: o.pool, submit: o.submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps }, ex);
+    const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps }, ex);
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (m: HostRequest) => {
       host(m.call).then(
@@ -126,7 +145,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
         kind: 'activate', port: port2,
         input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
       };
-      return await pool.run(task, { transferList: [port2] }) as Activation;
+      return await poolOf(row.id).run(task, { transferList: [port2] }) as Activation;
     } finally {
       port1.close();
     }
@@ -213,11 +232,36 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
        FROM cur WHERE x.id = cur.id`, args);
   };
 
+  /** The next wake of the timer (epoch ms), Infinity when none is set. */
+  let timerAt = Infinity;
+  const wakeAt = (at: number) => {
+    if (closed || at >= timerAt) return;
+    clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(() => { timerAt = Infinity; void tick(); }, Math.max(0, at - Date.now()));
+    timer.unref();
+  };
+  /**
+   * When to look again: at the earliest due execution nobody holds (by the store's clock), or after
+   * the idle bound (other processes' work, leases of a process that died). Work that is due but
+   * could not be claimed (the org's share is full, another process holds it) is looked at again
+   * after pollMs; activations in hand look again as they finish.
+   */
+  const plan = async () => {
+    if (timerAt <= Date.now() + pollMs) return;
+    const r = await o.pool.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
+         AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
+    const ms = r.rows[0]?.ms;
+    wakeAt(Date.now() + (ms === null || ms === undefined ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
+  };
+
   const tick = async () => {
     if (closed) return;
     if (ticking) { again = true; return; }
     ticking = true;
     try {
+      let planned = true;
       do {
         again = false;
         const room = capacity - inFlight.size;
@@ -231,35 +275,40 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
               const n = (used.get(row.org_id) ?? 1) - 1;
               if (n <= 0) used.delete(row.org_id); else used.set(row.org_id, n);
               inFlight.delete(p);
-              if (!closed) void tick();
+              kick();
             });
           inFlight.add(p);
         }
         if (rows.length === room) again = true;
+        planned = rows.length === room;
       } while (again && !closed);
+      if (!planned && !closed) await plan();
     } catch (err) {
       if (!closed) o.log.warn('claiming journey executions failed', { err: String(err) });
+      wakeAt(Date.now() + Math.max(pollMs, 1000));
     } finally {
       ticking = false;
     }
   };
-  const loop = () => {
-    if (closed) return;
-    timer = setTimeout(() => { void tick().finally(loop); }, pollMs);
-    timer.unref();
+  /** A tick soon, once for everything that asked in this turn of the event loop. */
+  let kicked = false;
+  const kick = () => {
+    if (closed || kicked) return;
+    kicked = true;
+    setImmediate(() => { kicked = false; void tick(); });
   };
   if (o.sole) started = o.pool.query(`UPDATE executions SET lease_until = NULL, lease_id = NULL WHERE lease_until IS NOT NULL`).then(() => undefined, () => undefined);
-  void started.then(() => { void tick(); loop(); });
+  void started.then(() => { void tick(); });
 
   return {
-    notify() { if (!closed) void tick(); },
+    notify() { kick(); },
     async close() {
       closed = true;
       clearTimeout(timer);
       await started;
       // Activations in hand finish (their outcome is saved); new ones are not claimed.
       await Promise.all([...inFlight]);
-      await Promise.all([pool.destroy(), propsPool.destroy()]);
+      await Promise.all([...pools.map((p) => p.destroy()), propsPool.destroy()]);
       codes.clear();
     },
   };
