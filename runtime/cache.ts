@@ -21,7 +21,7 @@ export interface CacheLimits {
 }
 
 export const DEFAULT_CACHE: Readonly<CacheLimits> = Object.freeze({
-  idlePerCode: 32, idleTotal: 64, parkedMax: 256, parkedTtlMs: 10 * 60_000,
+  idlePerCode: 32, idleTotal: 64, parkedMax: 128, parkedTtlMs: 10 * 60_000,
 });
 
 /** One call the sandbox issued and the host has not answered yet. */
