@@ -50,4 +50,29 @@ for (const entries of [100, 1000]) {
   const replay = await measure(`${entries} calls, replayed from the journal`, { code, journal, limits: { maxEntries: entries + 1 } }, Math.max(5, Math.round(N / entries * 10)));
   console.log(`  replay per recorded entry: ${((replay - trivial) / entries * 1000).toFixed(1)} us CPU; live per call: ${((live - trivial) / entries * 1000).toFixed(1)} us`);
 }
+// A resume: the execution stopped at a sleep after 100 effects; the activation appends the sleep's
+// entry and goes on (one more effect). From its parked sandbox, and replayed (an engine that parks nothing).
+{
+  const code = await compile(`for (let i = 0; i < 100; i++) await ctx.traits.set('a', i); await ctx.sleep('1h'); await ctx.traits.set('b', 2);`);
+  const replaying = await createEngine({ cache: { parkedMax: 0 } });
+  for (const [label, e] of [['resume from the parked sandbox', engine], ['resume replayed from the journal', replaying]] as const) {
+    const n = Math.min(100, Math.max(50, N));
+    const waits = [];
+    for (let i = 0; i < n; i++) {
+      const a = await e.activate({ code, host, event, execution: { id: `w${i}`, runId: 'r', seed: 's' }, journal: [], limits: { fuel: 1e6 } });
+      if (a.status !== 'waiting') throw new Error(a.status);
+      waits.push([`w${i}`, [...a.journal, { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position }]] as const);
+    }
+    const c0 = process.cpuUsage();
+    let resumed = 0;
+    for (const [id, journal] of waits) {
+      const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal, limits: { fuel: 1e6 } });
+      if (a.status !== 'completed') throw new Error(a.status);
+      if (a.stats.resumed) resumed++;
+    }
+    const c = process.cpuUsage(c0);
+    console.log(`${label.padEnd(44)} ${((c.user + c.system) / 1000 / n).toFixed(3).padStart(8)} ms CPU  (${resumed}/${n} resumed in place)`);
+  }
+  replaying.close();
+}
 engine.close();

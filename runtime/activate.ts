@@ -132,7 +132,7 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
   /** The activation's answer; its sandbox parked (waiting), kept for reuse, or disposed (failed). */
   const end = (a: Activation, wait?: Pending): Activation & { poisoned: boolean } => {
     if (a.status === 'failed') sb.dispose();
-    else if (wait) {
+    else if (wait && journal.length >= env.cache.limits.parkMinEntries) {
       env.cache.park(exec.id, {
         sandbox: sb, code: input.code, runId: exec.runId, seed: exec.seed, journalJson: canonicalJson(journal), journalLength: journal.length,
         wait, queue, nextAt, logSeq, clock, parkedAt: Date.now(),

@@ -18,10 +18,16 @@ export interface CacheLimits {
   parkedMax: number;
   /** How long a parked sandbox is kept. */
   parkedTtlMs: number;
+  /**
+   * Entries a waiting run must have recorded for its sandbox to be parked. A parked sandbox is not
+   * free for other activations, so the next one may have to load a new sandbox (~2 ms of CPU); a
+   * replay costs ~30-40 us per entry, so short journals replay more cheaply than they park.
+   */
+  parkMinEntries: number;
 }
 
 export const DEFAULT_CACHE: Readonly<CacheLimits> = Object.freeze({
-  idlePerCode: 32, idleTotal: 64, parkedMax: 128, parkedTtlMs: 10 * 60_000,
+  idlePerCode: 32, idleTotal: 64, parkedMax: 128, parkedTtlMs: 10 * 60_000, parkMinEntries: 16,
 });
 
 /** One call the sandbox issued and the host has not answered yet. */

@@ -14,7 +14,7 @@ const EVENT = { id: 'ev_1', event: 'e', properties: {}, receivedAt: '2026-01-01T
 const host: Host = { call: async (c) => ({ ok: true, value: c.name === 'profile.get' ? { id: 'p', traits: { n: 1 } } : null }) };
 const execution = (id: string) => ({ id, runId: 'run_1', seed: `seed-${id}` });
 
-const cached = await createEngine();
+const cached = await createEngine({ cache: { parkMinEntries: 0 } });
 const replaying = await createEngine({ cache: { parkedMax: 0 } });
 t.teardown(() => { cached.close(); replaying.close(); });
 
@@ -154,8 +154,21 @@ t.test('a journal that does not continue the parked state falls back to replay',
   t.equal(d.status, 'completed');
 });
 
+t.test('a short journal is not parked by default: it replays', async (t) => {
+  const engine = await createEngine();
+  t.teardown(() => engine.close());
+  for (const [entries, parks] of [[3, false], [16, true]] as const) {
+    const code = await journey(`for (let i = 0; i < ${entries}; i++) await ctx.traits.set('k', i); await ctx.sleep('1h'); await ctx.traits.set('done', true);`);
+    const a = await run(engine, code, `exe_s${entries}`);
+    if (a.status !== 'waiting') { t.fail(a.status); return; }
+    const b = await run(engine, code, `exe_s${entries}`, [...a.journal, { call: a.wait.call, result: { ok: true, value: null }, at: a.wait.position }]);
+    t.equal(b.status, 'completed');
+    t.equal(b.stats.resumed, parks, `${entries} entries: ${parks ? 'resumed in place' : 'replayed'}`);
+  }
+});
+
 t.test('parked sandboxes are bounded; an evicted execution replays', async (t) => {
-  const small = await createEngine({ cache: { parkedMax: 2 } });
+  const small = await createEngine({ cache: { parkedMax: 2, parkMinEntries: 0 } });
   t.teardown(() => small.close());
   const code = await journey(`await ctx.sleep('1h'); await ctx.traits.set('done', true);`);
   const waits = [];
