@@ -52,7 +52,11 @@ export interface Host {
 export interface LogRecord { seq: number; level: 'debug' | 'info' | 'warn' | 'error'; message: string }
 
 export interface ActivationInput {
-  /** Compiled journey code: a script that sets `globalThis.__headwater_module`. */
+  /**
+   * Compiled journey code: a script declaring `var __headwater_module` (esbuild's IIFE format with
+   * that globalName). It is compiled once per sandbox as a function body and run per activation,
+   * after the globals were frozen, so it must not rely on writing globals.
+   */
   code: string;
   /**
    * `seed` seeds Math.random (with the call position): pass a per-run value if a restarted run should
