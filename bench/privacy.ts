@@ -71,6 +71,27 @@ for (;;) {
 console.log(`loaded ${EVENTS} events for one profile in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 await new Promise((r) => setTimeout(r, 3000));
 
+// Export of that profile, read as it streams: memory must stay flat (the service is in this process).
+{
+  global.gc?.();
+  const before = process.memoryUsage();
+  let peakHeap = before.heapUsed, peakRss = before.rss;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peakHeap = Math.max(peakHeap, m.heapUsed); peakRss = Math.max(peakRss, m.rss);
+  }, 50);
+  const x0 = Date.now();
+  const res = await fetch(`${url}/v1/profiles/${p.body.data.id}/export`, { headers: { authorization: `Bearer ${a.admin}` } });
+  let lines = 0, bytes = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const c of chunk) if (c === 10) lines++;
+  }
+  clearInterval(sampler);
+  const mb = (n: number) => (n / 1048576).toFixed(0);
+  console.log(`export: ${lines} lines, ${mb(bytes)} MB in ${((Date.now() - x0) / 1000).toFixed(1)} s; heap ${mb(before.heapUsed)} -> peak ${mb(peakHeap)} MB, RSS ${mb(before.rss)} -> peak ${mb(peakRss)} MB`);
+}
+
 const base = await ingestWhile(a, () => true, 10_000);
 console.log(`ingestion without an erasure: ${base.toFixed(0)} calls/s`);
 const er = await http('POST', `/v1/profiles/${p.body.data.id}/erase`, a.admin, { data: {} });
