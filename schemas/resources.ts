@@ -125,6 +125,18 @@ export const AppSchema = Type.Object(
   { title: 'App', description: 'The attribution unit (one per product). Carries no kind, configuration or credential of its own.' },
 );
 
+/** `POST /v1/apps` answers the App with its default source, so one call gives the source id. */
+export const CreatedAppSchema = Type.Composite([
+  AppSchema,
+  Type.Object({
+    sources: Type.Array(Type.Object({
+      id: Id,
+      kind: StringEnum(['api', 'idp'] as const),
+      name: Type.String({ description: 'What the source is: `api` for the first-party source created with the app.' }),
+    }), { description: 'The source(s) created with the app: its first-party `api` source. Ingestion calls name it as `sourceId`.' }),
+  }),
+], { title: 'CreatedApp' });
+
 export const SourceSchema = Type.Object(
   {
     id: Id,
@@ -527,6 +539,12 @@ export const JourneySchema = Type.Object(
     versionId: Nullable(Type.String(), { description: 'Latest `ready` version; null while none is ready.' }),
     pushId: Nullable(Type.String(), { description: 'Push of the latest `ready` version; null while none is ready.' }),
     updatedAt: Type.String({ format: 'date-time', description: 'Moves when the journey is enabled or disabled, when a push files a version of its key, and when a version of it becomes ready.' }),
+    latestVersion: Nullable(Type.Object({
+      id: Type.String(),
+      status: StringEnum(['compiling', 'ready', 'failed'] as const),
+      error: Nullable(Type.String(), { description: 'Why the compile failed (`failed` only).' }),
+      createdAt: DateTime,
+    }), { description: 'The newest version of the key, whatever its status: `compiling` until the compiler has judged it, then `ready` or `failed` with its error. `versionId` stays the newest ready one.' }),
   },
   { title: 'Journey' },
 );

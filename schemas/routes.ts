@@ -8,7 +8,7 @@ import {
   PageQueryProps, SearchPageQuery, StringEnum, TaggedUnion,
 } from './common.js';
 import {
-  AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
+  AppSchema, CreatedAppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
   DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
@@ -365,9 +365,9 @@ export const routes: RouteDef[] = [
   route({
     id: 'appsCreate', method: 'POST', path: '/v1/apps', tag: 'apps', auth: ['session'], admin: true,
     summary: 'Create an app',
-    description: 'Every app is created together with its first-party `api` source.',
+    description: 'Every app is created together with its first-party `api` source; the answer lists it in `sources` (its `id` is the `sourceId` of ingestion calls).',
     body: Body(Type.Object({ name: AppName, environment: Type.Optional(StringEnum(['development', 'production'] as const, { default: 'production' })) })),
-    ok: { 201: json('The App.', Data(AppSchema)) },
+    ok: { 201: json('The App with its default source.', Data(CreatedAppSchema)) },
   }),
   route({
     id: 'appsList', method: 'GET', path: '/v1/apps', tag: 'apps', auth: ['session'],
@@ -882,10 +882,17 @@ export const routes: RouteDef[] = [
   }),
   route({
     id: 'profilesList', method: 'GET', path: '/v1/profiles', tag: 'events', auth: ['session'],
-    summary: 'Find the live profile holding an identifier',
-    description: 'Answers the live (not merged-away) profiles holding the identifier `kind`=`value`: at most one per app, since profiles are scoped to (org, app). Newest first, up to 100.',
-    query: Type.Object({ ...PageQueryProps, kind: IdentifierKind, value: Type.String({ minLength: 1, maxLength: 200 }) }),
-    ok: { 200: json('Zero or one profile.', List(ProfileSchema)) },
+    summary: 'List profiles, or find the one holding an identifier',
+    description: 'Without `kind` and `value`: the org\'s live (not merged-away) profiles, newest first, paginated; `q` keeps those with an identifier value or a string trait ' +
+      'containing it (case-insensitive). With `kind` and `value` (both or neither; one alone is 422 `validation_failed`): the live profiles holding the identifier `kind`=`value`, ' +
+      'at most one per app since profiles are scoped to (org, app), newest first, up to 100 (`q` and `cursor` do not apply).',
+    query: Type.Object({
+      ...PageQueryProps,
+      kind: Type.Optional(IdentifierKind),
+      value: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A substring of an identifier value or of a string trait (name, e-mail, ...).' })),
+    }),
+    ok: { 200: json('A page of profiles, newest first.', List(ProfileSchema)) },
   }),
 
   // ------------------------------------------------------------ journeys and emails

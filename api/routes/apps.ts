@@ -26,12 +26,14 @@ export function appRoutes(bind: Bind, d: Deps) {
     const { name, environment } = req.body.data;
     const id = newId('app');
     // Every app is born with its first-party `api` source.
-    await tx(d.pool, async (c) => {
+    const source = await tx(d.pool, async (c) => {
       await c.query(`INSERT INTO apps (id, org_id, name, environment, status, created_at, updated_at)
         VALUES ($1, $2, $3, $4, 'active', now(), now())`, [id, orgId, name, environment]);
-      await insertSource(c, d, orgId, id, 'api', {});
+      return insertSource(c, d, orgId, id, 'api', {});
     });
-    return { status: 201, data: appOut(await getApp(d, orgId, id), d.recent) };
+    // The default source comes with the answer: its id is what ingestion calls name as sourceId.
+    const sources = [{ id: source.id as string, kind: source.kind as string, name: source.kind as string }];
+    return { status: 201, data: { ...appOut(await getApp(d, orgId, id), d.recent), sources } };
   });
 
   bind('GET', '/v1/apps', async (req) => {

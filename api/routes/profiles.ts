@@ -1,7 +1,7 @@
-// Read routes over what ingestion stored (decisions §4): profiles from Postgres, events from ClickHouse.
-import { profileOut, type ProfileRow } from '../../pipeline/identity.js';
-import { notFound } from '../http/errors.js';
-import { decodeCursor, isStringPair, page } from '../http/pagination.js';
+// Read routes over what ingestion stored: profiles from Postgres, events from ClickHouse.
+import { identifiersOf, profileOut, profileResource, type ProfileRow } from '../../pipeline/identity.js';
+import { httpError, notFound } from '../http/errors.js';
+import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 import { chTime } from '../../pipeline/store/events.js';
@@ -38,16 +38,37 @@ export function profileRoutes(bind: Bind, d: Deps) {
     return { data, meta: { hasMore: false, nextCursor: null } };
   });
 
-  // The live profile holding an identifier (identifiers follow the survivor of a merge), in a list.
+  // With kind and value: the live profile holding that identifier (identifiers follow the survivor
+  // of a merge). Without them: the org's live profiles, newest first, optionally searched by `q`.
   bind('GET', '/v1/profiles', async (req) => {
-    const { kind, value } = req.query as { kind: string; value: string };
-    const r = await d.pool.query<ProfileRow>(
-      `SELECT p.* FROM identifiers i JOIN profiles p ON p.id = i.profile_id
-       WHERE i.org_id = $1 AND i.kind = $2 AND i.value = $3 AND p.merged_into IS NULL ORDER BY p.id DESC LIMIT 100`,
-      [req.principal.orgId, kind, value]);
-    const data = [];
-    for (const row of r.rows) data.push(await profileOut(d.pool, row));
-    return { data, meta: { hasMore: false, nextCursor: null } };
+    const { kind, value, q, limit, cursor } = req.query as { kind?: string; value?: string; q?: string; limit: number; cursor?: string };
+    if ((kind === undefined) !== (value === undefined)) {
+      throw httpError('validation_failed', `query: kind and value go together (got only ${kind === undefined ? 'value' : 'kind'})`);
+    }
+    if (kind !== undefined) {
+      const r = await d.pool.query<ProfileRow>(
+        `SELECT p.* FROM identifiers i JOIN profiles p ON p.id = i.profile_id
+         WHERE i.org_id = $1 AND i.kind = $2 AND i.value = $3 AND p.merged_into IS NULL ORDER BY p.id DESC LIMIT 100`,
+        [req.principal.orgId, kind, value]);
+      const data = [];
+      for (const row of r.rows) data.push(await profileOut(d.pool, row));
+      return { data, meta: { hasMore: false, nextCursor: null } };
+    }
+    const args: unknown[] = [req.principal.orgId];
+    let where = 'p.org_id = $1 AND p.merged_into IS NULL';
+    if (q) {
+      // A substring of an identifier value or of a string trait, case-insensitive.
+      args.push(likeSubstring(q));
+      const n = args.length;
+      where += ` AND (EXISTS (SELECT 1 FROM identifiers i WHERE i.org_id = p.org_id AND i.profile_id = p.id AND i.value ILIKE $${n})
+        OR EXISTS (SELECT 1 FROM jsonb_each(p.traits) t WHERE jsonb_typeof(t.value) = 'string' AND t.value #>> '{}' ILIKE $${n}))`;
+    }
+    const after = decodeCursor(cursor, isString);
+    if (after !== undefined) { args.push(after); where += ` AND p.id < $${args.length}`; }
+    args.push(limit + 1);
+    const r = await d.pool.query<ProfileRow>(`SELECT p.* FROM profiles p WHERE ${where} ORDER BY p.id DESC LIMIT $${args.length}`, args);
+    const ids = await identifiersOf(d.pool, r.rows.slice(0, limit).map((x) => x.id));
+    return page(r.rows, limit, (x) => x.id, (x) => profileResource(x, ids.get(x.id) ?? []));
   });
 
   // Newest first by (timestamp, id). A profile's history includes the profiles merged into it.

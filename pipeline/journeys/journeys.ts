@@ -7,19 +7,24 @@ import { tx } from '../store/postgres.js';
 const JOURNEY_SELECT = `
   SELECT j.org_id, j.key, j.enabled, j.updated_at,
          r.id AS ready_id, r.push_id AS ready_push, r.app_id AS ready_app, r.manifest AS ready_manifest,
-         l.app_id AS last_app, l.manifest AS last_manifest
+         l.app_id AS last_app, l.manifest AS last_manifest,
+         l.id AS last_id, l.status AS last_status, l.error AS last_error, l.pushed_at AS last_pushed_at
   FROM journeys j
   LEFT JOIN LATERAL (SELECT id, push_id, app_id, manifest FROM versions v
     WHERE v.org_id = j.org_id AND v.kind = 'journey' AND v.key = j.key AND v.status = 'ready'
     ORDER BY v.push_seq DESC LIMIT 1) r ON true
-  LEFT JOIN LATERAL (SELECT app_id, manifest FROM versions v
+  LEFT JOIN LATERAL (SELECT id, app_id, manifest, status, error, pushed_at FROM versions v
     WHERE v.org_id = j.org_id AND v.kind = 'journey' AND v.key = j.key
     ORDER BY v.push_seq DESC LIMIT 1) l ON true`;
 
 export interface Journey {
   key: string; orgId: string; appId: string; enabled: boolean; trigger: unknown; purpose: string;
   versionId: string | null; pushId: string | null; updatedAt: string;
+  latestVersion: LatestVersion | null;
 }
+
+/** The newest version of a journey's key whatever its status: what the last push made of it. */
+export interface LatestVersion { id: string; status: 'compiling' | 'ready' | 'failed'; error: string | null; createdAt: string }
 
 const journeyOut = (r: any): Journey => {
   const m = r.ready_manifest ?? r.last_manifest ?? {};
@@ -27,6 +32,7 @@ const journeyOut = (r: any): Journey => {
     key: r.key, orgId: r.org_id, appId: r.ready_app ?? r.last_app, enabled: r.enabled,
     trigger: m.trigger, purpose: m.purpose, versionId: r.ready_id ?? null, pushId: r.ready_push ?? null,
     updatedAt: r.updated_at,
+    latestVersion: r.last_id ? { id: r.last_id, status: r.last_status, error: r.last_error ?? null, createdAt: r.last_pushed_at } : null,
   };
 };
 
