@@ -264,7 +264,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
       }, publicUrl, `127.0.0.1:${config.port}`),
     });
 
-    const port = await server.listen(config.host, config.port);
+    const port = await server.listen(config.host, config.port).catch(async (err: { code?: string }) => {
+      if (err?.code !== 'EADDRINUSE') throw err;
+      throw Object.assign(new Error(await portInUse(config.host, config.port)), { exitCode: 3 });
+    });
     closers.push(() => server.close());
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     log.info('listening', { url: `http://${host}:${port}`, frontEnd: server.frontEnd, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
@@ -273,4 +276,17 @@ export async function startService(config: Config, log: Logger): Promise<Service
     await closeAll();
     throw err;
   }
+}
+
+/** One line for a port that is taken, saying whether a headwater answers on it. */
+async function portInUse(host: string, port: number): Promise<string> {
+  const probe = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  let headwater = false;
+  try {
+    const r = await fetch(`${probe}/health/ready`, { signal: AbortSignal.timeout(1000) });
+    const b = (await r.json()) as { data?: { frontEnd?: unknown } };
+    headwater = typeof b?.data?.frontEnd === 'string';
+  } catch { /* not answering, or not HTTP: another program */ }
+  const who = headwater ? `another headwater already serves ${probe}` : 'another program listens on it';
+  return `port ${port} on ${host} is in use (${who}); stop it, or choose another port with PORT or --port`;
 }

@@ -107,7 +107,7 @@ export function nodeFrontEnd(): FrontEnd {
         socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       });
       return new Promise((resolve, reject) => {
-        const onError = (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`));
+        const onError = (err: NodeJS.ErrnoException) => reject(Object.assign(new Error(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`), { code: err.code }));
         server.once('error', onError);
         server.listen(port, host, () => {
           server.off('error', onError);

@@ -146,6 +146,9 @@ const statusLine = (s: number) => {
   return l;
 };
 
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT listen option. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
 export function uwsFrontEnd(mod: UwsModule): FrontEnd {
   const app = mod.App();
   let listenSocket: us_listen_socket | null = null;
@@ -154,8 +157,11 @@ export function uwsFrontEnd(mod: UwsModule): FrontEnd {
     listen(host, port, handle) {
       app.any('/*', (res, req) => handle(new UwsExchange(res, req)));
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (sock) => {
-          if (!sock) { reject(new Error(`cannot listen on ${host}:${port}`)); return; }
+        // An exclusive port (no SO_REUSEPORT): uWS otherwise shares a port another process listens on,
+        // and two servers would silently split its connections.
+        const listen = app.listen as unknown as (h: string, p: number, opts: number, cb: (s: us_listen_socket | false) => void) => void;
+        listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (sock) => {
+          if (!sock) { reject(Object.assign(new Error(`cannot listen on ${host}:${port}`), { code: 'EADDRINUSE' })); return; }
           listenSocket = sock;
           resolve(mod.us_socket_local_port(sock));
         });

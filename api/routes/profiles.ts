@@ -57,7 +57,8 @@ export function profileRoutes(bind: Bind, d: Deps) {
     const args: unknown[] = [req.principal.orgId];
     let where = 'p.org_id = $1 AND p.merged_into IS NULL';
     if (q) {
-      // A substring of an identifier value or of a string trait, case-insensitive.
+      // A substring of an identifier value or of a string trait, case-insensitive. Pages walk
+      // profiles_org_live (org_id, id) WHERE merged_into IS NULL backwards, newest first.
       args.push(likeSubstring(q));
       const n = args.length;
       where += ` AND (EXISTS (SELECT 1 FROM identifiers i WHERE i.org_id = p.org_id AND i.profile_id = p.id AND i.value ILIKE $${n})

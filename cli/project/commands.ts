@@ -54,7 +54,7 @@ export async function runInit(argv: string[]): Promise<number> {
   const dir = a.positionals[0]!;
   const r = initProject(dir);
   if (!r.ok) return error(r.error);
-  process.stdout.write(`created ${dir}: ${r.value.join(', ')}\nnext: headwater push ${dir} --app APP_ID\n`);
+  process.stdout.write(`created ${dir}: ${r.value.join(', ')}\nnext: headwater push ${dir} --app APP_ID (in a headwater checkout: npm run -s headwater -- push ...)\n`);
   return 0;
 }
 

@@ -97,12 +97,15 @@ Push it to an app (a session token or the org's pipeline key):
 
 \`\`\`sh
 HEADWATER_URL=http://127.0.0.1:8080 HEADWATER_TOKEN=... headwater push . --app APP_ID
+headwater enable welcome
 \`\`\`
 
-The tool bundles each file with its own copy of \`headwater/sdk\`: nothing needs installing here.
-For editor types and \`npx tsc\` (type checks; push does not type-check), \`npm install --save-dev headwater\`
-in this folder. The \`crm\` webhook the
-journey calls must exist in the org's webhook registry; a push turns nothing on: enable the
-journey with \`PATCH /v1/journeys/welcome\`.
+\`headwater\` is the command of a headwater checkout: there, run it as \`npm run -s headwater -- ...\`
+(never \`npx headwater\`: the registry's package of that name is another project). The tool bundles
+each file with its own copy of \`headwater/sdk\`: nothing needs installing here. For editor types and
+\`npx tsc\` (push does not type-check), install the checkout itself:
+\`npm install --save-dev /path/to/headwater\` (a path, not the registry name). The \`crm\` webhook the
+journey calls must exist in the org's webhook registry; a push turns nothing on: enable the journey
+with \`headwater enable welcome\` (or \`PATCH /v1/journeys/welcome\` with \`{"data":{"enabled":true}}\`).
 `,
 };

@@ -8,7 +8,8 @@ export function lockDir(dir: string, what: string): () => void {
   if (existsSync(lock)) {
     const pid = Number(readFileSync(lock, 'utf8'));
     if (pid && pid !== process.pid && alive(pid)) {
-      throw new Error(`embedded ${what} in ${dir} is in use by process ${pid}; point several processes at shared servers (DATABASE_URL, CLICKHOUSE_URL) instead`);
+      // exitCode 3: `headwater serve` exits with the start-up failure code and prints only this line.
+      throw Object.assign(new Error(`embedded ${what} in ${dir} is in use by process ${pid}; point several processes at shared servers (DATABASE_URL, CLICKHOUSE_URL) instead`), { exitCode: 3 });
     }
   }
   writeFileSync(lock, String(process.pid), { mode: 0o600 });
