@@ -1,6 +1,7 @@
 // `headwater doctor`: asks the service to reconcile acknowledged track events with the event store
 // (POST /v1/events/reconcile), one hour at a time so that long windows show progress, and prints
 // what it found. Exit 0 when nothing is missing (or everything missing was repaired), 1 otherwise.
+import { callApi, type Target } from './request.js';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../api/config.js';
 
@@ -38,7 +39,7 @@ interface Answer {
   missingEvents: Missing[]; drops: Array<{ reason: string; description: string; count: number; lastAt: string | null }>;
 }
 
-export async function runDoctor(argv: string[], target: (flags: { url?: string; token?: string; dataDir?: string }) => { url: string; token: string }): Promise<number> {
+export async function runDoctor(argv: string[], target: (flags: { url?: string; token?: string; dataDir?: string }) => Target): Promise<number> {
   let v;
   try {
     ({ values: v } = parseArgs({
@@ -55,7 +56,7 @@ export async function runDoctor(argv: string[], target: (flags: { url?: string; 
   const since = parseTime(v.since!, now, '--since');
   const until = parseTime(v.until!, now, '--until');
   if (until <= since) throw new ConfigError('--until must be after --since');
-  const { url, token } = target({ url: v.url, token: v.token, dataDir: v['data-dir'] });
+  const t = target({ url: v.url, token: v.token, dataDir: v['data-dir'] });
 
   const total: Answer = { acknowledged: 0, landed: 0, missing: 0, collapsed: 0, repaired: 0, missingEvents: [], drops: [] };
   const slices = Math.ceil((until - since) / SLICE_MS);
@@ -63,18 +64,9 @@ export async function runDoctor(argv: string[], target: (flags: { url?: string; 
   for (let i = 0; i < slices; i++) {
     const a = since + i * SLICE_MS;
     const b = Math.min(until, a + SLICE_MS);
-    let res: Response;
-    try {
-      res = await fetch(`${url}/v1/events/reconcile`, {
-        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ data: { since: new Date(a).toISOString(), until: new Date(b).toISOString(), repair: v.repair, limit: 1000, ...(v.org ? { orgId: v.org } : {}) } }),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new ConfigError(`cannot reach ${url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
-    }
-    const body = await res.json().catch(() => undefined) as { data?: Answer; error?: { code?: string; message?: string } } | undefined;
-    if (!res.ok || !body?.data) throw new ConfigError(`reconciliation refused: ${res.status} ${body?.error?.code ?? ''}${body?.error?.message ? ': ' + body.error.message : ''}`.trim());
+    const body = await callApi<{ data: Answer }>(t, 'POST', '/v1/events/reconcile', {
+      since: new Date(a).toISOString(), until: new Date(b).toISOString(), repair: v.repair, limit: 1000, ...(v.org ? { orgId: v.org } : {}),
+    });
     const d = body.data;
     for (const k of ['acknowledged', 'landed', 'missing', 'collapsed', 'repaired'] as const) total[k] += d[k];
     total.missingEvents.push(...d.missingEvents.slice(0, Math.max(0, 1000 - total.missingEvents.length)));

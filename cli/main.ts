@@ -1,8 +1,12 @@
-// The `headwater` command: serve, worker, org create, and the project tool (init, push).
-import { readFileSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// The `headwater` command: serve, worker, org create, login, doctor, the journey commands and the
+// project tool (init, push). Every failure is one line on stderr and a documented exit code
+// (README "The command line"): 1 the work failed, 2 wrong usage or configuration, 3 serve could
+// not start. A stack trace is printed only with --verbose or HEADWATER_LOG_LEVEL=debug.
+import { join } from 'node:path';
 import { loadConfig, configHelp, ConfigError } from '../api/config.js';
 import { createLogger } from '../lib/log.js';
+import { callApi, CliError, flag, operatorTarget } from './request.js';
+import { JOURNEY_HELP, runJourneyCommand } from './journeys.js';
 
 const USAGE = `usage: headwater <command> [options]
 
@@ -13,20 +17,35 @@ commands:
              [--url URL]     service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
              [--token T]     operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
              [--data-dir D]  where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
-  dashboard --org ORG_ID     print a short-lived, single-use dashboard login link (org:admin)
+  login --org ORG_ID         print a short-lived, single-use dashboard login link (org:admin; "dashboard" is the same)
              [--url URL] [--token T] [--data-dir D]   (as for org create)
   doctor [--since 24h]       check that every acknowledged event is in the event store (--repair lands missing ones)
   init DIR                   scaffold a journey project (headwater.json, journeys/, templates/)
-  push [DIR] --app APP_ID    build a journey project and push it to an app
-             [--url URL] [--token T] [--json]
+  push [DIR] --app APP_ID    build a journey project, push it to an app and wait for the compile results
+             [--url URL] [--token T] [--json] [--no-wait]
   push ... --check [--force]  first replay running journeys' journals against the changed code (refuse, or --force)
   replay [DIR] --journey KEY replay a journey's latest executions' journals against the local code
   test [DIR]                 run the project's *.test.ts|js files (node:test, headwater/sdk/testing)
   types [DIR] [--out FILE]   write TypeScript types of the org's tracking plan
+  journeys                   list journeys: on/off, trigger, latest version status
+  enable KEY / disable KEY   turn a journey on / off
+  executions                 list executions [--journey KEY] [--status S]
+  execution ID               print an execution with its journal
 
+credentials: operator commands (org create, login, doctor) use --token, else $HEADWATER_OPERATOR_TOKEN,
+else the token the server generated into its data dir (--data-dir, else $HEADWATER_DATA_DIR, else
+./.headwater). Org commands (push, journeys, enable, disable, executions, execution) use --token,
+else $HEADWATER_TOKEN (a session token; push also takes the pipeline key).
+
+exit codes: 0 done; 1 the work failed (refused, unreachable, compile failed); 2 wrong command line
+or configuration; 3 serve could not start (port in use, data directory held by another process).
+errors are one line; --verbose or HEADWATER_LOG_LEVEL=debug adds the stack trace.
 every command takes --help.
 
 run "headwater serve --help" for the service's settings.`;
+
+const OPERATOR_TOKEN_RULE = `  --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token,
+                  the token a server started without HEADWATER_OPERATOR_TOKEN generated)`;
 
 const ORG_CREATE_HELP = `usage: headwater org create --name NAME [--url URL] [--token T] [--data-dir D]
 
@@ -35,10 +54,10 @@ apiKey, deployKey, pipelineKey and two session tokens, shown only this once.
 
   --name NAME     organization name, 1 to 100 characters (required)
   --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
-  --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
+${OPERATOR_TOKEN_RULE}
   --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)`;
 
-const DASHBOARD_HELP = `usage: headwater dashboard --org ORG_ID [--url URL] [--token T] [--data-dir D]
+const DASHBOARD_HELP = `usage: headwater login --org ORG_ID [--url URL] [--token T] [--data-dir D]
 
 Issues a login link for an org:admin of the org (operator route POST /v1/orgs/{orgId}/login-links)
 and prints URL/ui/#login=... The dashboard trades it once for a session (POST /v1/sessions/exchange)
@@ -47,8 +66,10 @@ until then it is a credential, so share it as one.
 
   --org ORG_ID    the organization (required)
   --url URL       service URL (default $HEADWATER_URL or http://127.0.0.1:8080)
-  --token T       operator token (default $HEADWATER_OPERATOR_TOKEN, else <data dir>/operator-token)
-  --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)`;
+${OPERATOR_TOKEN_RULE}
+  --data-dir D    where to find the generated operator token (default $HEADWATER_DATA_DIR or ./.headwater)
+
+"headwater dashboard" is the same command.`;
 
 async function serve(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(configHelp() + '\n'); return; }
@@ -91,62 +112,21 @@ async function worker(argv: string[]) {
   process.on('SIGTERM', () => void stop());
 }
 
-function flag(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  if (i !== -1) return argv[i + 1];
-  const eq = argv.find((a) => a.startsWith(name + '='));
-  return eq?.slice(name.length + 1);
-}
-
-/** The service URL and operator token of an operator command (org create, dashboard). */
-function operatorTarget(argv: string[]): { url: string; token: string } {
-  const url = (flag(argv, '--url') ?? process.env.HEADWATER_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
-  let token = flag(argv, '--token') ?? process.env.HEADWATER_OPERATOR_TOKEN;
-  if (!token) {
-    const file = join(resolve(flag(argv, '--data-dir') ?? process.env.HEADWATER_DATA_DIR ?? './.headwater'), 'operator-token');
-    if (existsSync(file)) token = readFileSync(file, 'utf8').trim();
-  }
-  if (!token) throw new ConfigError('no operator token: pass --token or set HEADWATER_OPERATOR_TOKEN');
-  return { url, token };
-}
-
 async function dashboard(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(DASHBOARD_HELP + '\n'); return; }
   const org = flag(argv, '--org');
-  if (!org) throw new ConfigError('dashboard needs --org ORG_ID');
-  const { url, token } = operatorTarget(argv);
-  let res: Response;
-  try {
-    res = await fetch(`${url}/v1/orgs/${encodeURIComponent(org)}/login-links`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ data: { role: 'org:admin' } }),
-    });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
-    throw new ConfigError(`cannot reach ${url}: ${cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (err as Error).message}`);
-  }
-  const body = await res.json().catch(() => undefined) as { data?: { loginToken?: string }; error?: { code?: string; message?: string } } | undefined;
-  if (!res.ok || typeof body?.data?.loginToken !== 'string') {
-    const e = body?.error;
-    throw new ConfigError(`login link not issued: ${res.status} ${e?.code ?? ''}${e?.message ? ': ' + e.message : ''}`.trim());
-  }
-  process.stdout.write(`${url}/ui/#login=${encodeURIComponent(body.data.loginToken)}\n`);
+  if (!org) throw new CliError('login needs --org ORG_ID (the org id from org create)', 2);
+  const t = operatorTarget(argv);
+  const body = await callApi<{ data: { loginToken: string } }>(t, 'POST', `/v1/orgs/${encodeURIComponent(org)}/login-links`, { role: 'org:admin' });
+  process.stdout.write(`${t.url}/ui/#login=${encodeURIComponent(body.data.loginToken)}\n`);
 }
 
 async function orgCreate(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(ORG_CREATE_HELP + '\n'); return; }
   const name = flag(argv, '--name');
-  if (!name) throw new ConfigError('org create needs --name NAME');
-  const { url, token } = operatorTarget(argv);
-  const res = await fetch(`${url}/v1/orgs`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ data: { name } }),
-  });
-  const body = await res.text();
-  process.stdout.write(body.endsWith('\n') ? body : body + '\n');
-  if (!res.ok) process.exitCode = 1;
+  if (!name) throw new CliError('org create needs --name NAME', 2);
+  const body = await callApi(operatorTarget(argv), 'POST', '/v1/orgs', { name });
+  process.stdout.write(JSON.stringify(body) + '\n');
 }
 
 async function main(argv: string[]) {
@@ -154,7 +134,8 @@ async function main(argv: string[]) {
   if (cmd === 'serve') return serve(argv.slice(1));
   if (cmd === 'worker') return worker(argv.slice(1));
   if (cmd === 'org' && sub === 'create') return orgCreate(rest);
-  if (cmd === 'dashboard') return dashboard(argv.slice(1));
+  if (cmd === 'dashboard' || cmd === 'login') return dashboard(argv.slice(1));
+  if (cmd && cmd in JOURNEY_HELP) { process.exitCode = await runJourneyCommand(cmd, argv.slice(1)); return; }
   if (cmd === 'doctor') {
     const { runDoctor } = await import('./doctor.js');
     process.exitCode = await runDoctor(argv.slice(1), (f) => operatorTarget([
@@ -178,8 +159,19 @@ async function main(argv: string[]) {
   process.exitCode = 2;
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) { process.stderr.write(`headwater: ${err.message}\n`); process.exit(2); }
-  process.stderr.write(`headwater: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exit(1);
+const verbose = process.argv.includes('--verbose') || process.env.HEADWATER_LOG_LEVEL === 'debug';
+
+/** The exit code of a failure: 2 usage or configuration, 3 a start-up refusal, else 1. */
+function exitCodeOf(err: unknown): number {
+  if (err instanceof ConfigError) return 2;
+  if (err instanceof CliError) return err.exitCode;
+  const code = (err as { exitCode?: unknown })?.exitCode;
+  return typeof code === 'number' ? code : 1;
+}
+
+main(process.argv.slice(2).filter((a) => a !== '--verbose')).catch((err) => {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`headwater: ${message.split('\n')[0]}\n`);
+  if (verbose && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+  process.exit(exitCodeOf(err));
 });

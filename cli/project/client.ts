@@ -12,9 +12,10 @@ export interface Client {
   has(digest: string): Promise<Result<boolean>>;
   put(digest: string, kind: 'bundle' | 'source', bytes: Buffer): Promise<Result<void>>;
   createPush(body: { manifest: ManifestInput; appId: string; orgId: string }): Promise<Result<Push>>;
+  getPush(id: string): Promise<Result<Push>>;
 }
 
-export function createClient(baseUrl: string, token: string): Client {
+export function createClient(baseUrl: string, token: string, tokenFrom = '--token'): Client {
   const base = baseUrl.replace(/\/+$/, '');
   const send = async (method: string, path: string, body?: BodyInit, type?: string): Promise<Result<Response>> => {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
@@ -23,7 +24,7 @@ export function createClient(baseUrl: string, token: string): Client {
       return ok(await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      return fail(`cannot reach the service at ${base}: ${cause?.code ?? cause?.message ?? oneLine(err)}`);
+      return fail(`cannot reach the service at ${base}: ${cause?.code ?? cause?.message ?? oneLine(err)} (is headwater serve running there? set --url or HEADWATER_URL)`);
     }
   };
   const refusal = async (res: Response, what: string): Promise<string> => {
@@ -32,7 +33,7 @@ export function createClient(baseUrl: string, token: string): Client {
       const b = (await res.json()) as { error?: { code?: string; message?: string } };
       if (b?.error?.code) detail = `${res.status} ${b.error.code}: ${b.error.message ?? ''}`.trim();
     } catch { /* not an envelope */ }
-    if (res.status === 401) return `the service refused the credential (${detail}); pass a session token or the pipeline key with --token or HEADWATER_TOKEN`;
+    if (res.status === 401) return `the service refused the credential taken from ${tokenFrom} (${detail}): push needs an org session token or the org's pipeline key (--token or HEADWATER_TOKEN)`;
     return `${what} failed: ${detail}`;
   };
   return {
@@ -60,6 +61,12 @@ export function createClient(baseUrl: string, token: string): Client {
       const r = await send('POST', '/v1/pushes', JSON.stringify({ data: body }), 'application/json');
       if (!r.ok) return r;
       if (r.value.status !== 201) return fail(await refusal(r.value, 'POST /v1/pushes'));
+      return ok(((await r.value.json()) as { data: Push }).data);
+    },
+    async getPush(id) {
+      const r = await send('GET', `/v1/pushes/${encodeURIComponent(id)}`);
+      if (!r.ok) return r;
+      if (r.value.status !== 200) return fail(await refusal(r.value, `GET /v1/pushes/${id}`));
       return ok(((await r.value.json()) as { data: Push }).data);
     },
   };

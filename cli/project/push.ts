@@ -19,8 +19,13 @@ export interface PushOptions {
   appId: string;
   url: string;
   token: string;
+  /** Where the token came from (`--token`, `HEADWATER_TOKEN`), said when it is refused. */
+  tokenFrom?: string;
   /** Progress lines (files bundled, artifacts uploaded); undefined for none. */
   progress?: (line: string) => void;
+  /** Wait until every new version has compiled (default true); at most this long. */
+  wait?: boolean;
+  waitMs?: number;
 }
 
 export interface PushOutcome { push: Push; uploaded: number; skipped: number }
@@ -62,7 +67,7 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   const checked = checkManifest(manifest, built);
   if (!checked.ok) return checked;
 
-  const client = createClient(o.url, o.token);
+  const client = createClient(o.url, o.token, o.tokenFrom);
   const me = await client.me();
   if (!me.ok) return me;
   // /v1/users/me answers every credential; pushes take only a session or the pipeline key.
@@ -75,7 +80,31 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   if (!sent.ok) return sent;
   const push = await client.createPush({ manifest, appId: o.appId, orgId: me.value.orgId });
   if (!push.ok) return push;
-  return ok({ push: push.value, ...sent.value });
+  if (o.wait === false) return ok({ push: push.value, ...sent.value });
+  const done = await waitCompiled(client, push.value, o.waitMs ?? WAIT_MS, say);
+  if (!done.ok) return done;
+  return ok({ push: done.value, ...sent.value });
+}
+
+const WAIT_MS = 5 * 60_000;
+
+/** Polls the push until none of its versions is still compiling (or `waitMs` passed: an error). */
+async function waitCompiled(client: Client, push: Push, waitMs: number, say: (l: string) => void): Promise<Result<Push>> {
+  const deadline = Date.now() + waitMs;
+  let p = push;
+  let delay = 100;
+  let said = -1;
+  for (;;) {
+    const compiling = p.versions.filter((v) => v.status === 'compiling').length;
+    if (compiling === 0) return ok(p);
+    if (compiling !== said) { say(`compiling: ${p.versions.length - compiling} of ${p.versions.length} done`); said = compiling; }
+    if (Date.now() >= deadline) return fail(`push ${p.id}: ${compiling} version(s) still compiling after ${Math.round(waitMs / 1000)} s; see headwater journeys, or push with --no-wait`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 1000);
+    const next = await client.getPush(p.id);
+    if (!next.ok) return next;
+    p = next.value;
+  }
 }
 
 async function spineOf(dir: string, file: string): Promise<Result<Built['spine']>> {
