@@ -1,6 +1,7 @@
 // Wires one headwater process: stores, migrations, auth, HTTP routes. Everything long-lived is
 // created here, passed down, and closed by `close()`.
 import { mkdirSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -101,6 +102,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
   try {
     // First: a refused front end (`--front-end uws` without a loadable build) fails before any store opens.
     const frontEnd = await openFrontEnd(config.frontEnd, log);
+    // A taken port fails in a second, before stores open and migrations run (the exclusive listen
+    // below still catches a port taken meanwhile).
+    if (config.port !== 0) await assertPortFree(config.host, config.port);
     const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
     const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
     closers.push(() => pgStore.close());
@@ -276,6 +280,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
     await closeAll();
     throw err;
   }
+}
+
+/** Listens once on host:port without port sharing and closes: a taken port is a start-up failure. */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  const taken = await new Promise<boolean>((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(false)));
+  });
+  if (taken) throw Object.assign(new Error(await portInUse(host, port)), { exitCode: 3 });
 }
 
 /** One line for a port that is taken, saying whether a headwater answers on it. */
