@@ -202,7 +202,8 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
         if (result === TIMED_OUT) { ac.abort(); return failed(timeoutFailure(limits.wallMs)); }
         const norm = normalizeResult(result);
         if (!norm) return end({ status: 'retry', position: cur.at, message: `host call ${cur.name} answered a malformed result`, journal, logs, stats: stats() });
-        entry = { call, result: norm, at: cur.at };
+        // recordedAt is for readers (when the effect was recorded); replay matches on position and call.
+        entry = { call, result: norm, at: cur.at, recordedAt: new Date().toISOString() };
         journal.push(entry);
       }
       consumed++;

@@ -328,8 +328,9 @@ export const JournalEntrySchema = Type.Object(
     call: JournalCallSchema,
     result: JournalResultSchema,
     at: Type.Integer({ minimum: 0, description: 'Position of the entry in the journal (0, 1, 2 ...).' }),
+    recordedAt: Type.Optional(DateTime),
   },
-  { title: 'JournalEntry' },
+  { title: 'JournalEntry', description: '`recordedAt` is when the entry was recorded (absent on entries recorded by earlier versions).' },
 );
 
 export const LogEntrySchema = Type.Object(

@@ -156,7 +156,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     if (row.status === 'waiting' && row.wait) {
       // The wait's answer becomes its entry: the event (or null on timeout) for waitForEvent, null for sleep.
       const value = row.wait.kind === 'event' ? (row.wake_value ?? null) : null;
-      journal.push({ call: row.wait.call as JournalEntry['call'], result: { ok: true, value }, at: row.wait.position });
+      journal.push({ call: row.wait.call as JournalEntry['call'], result: { ok: true, value }, at: row.wait.position, recordedAt: new Date().toISOString() });
     }
     const src = await code(row);
     const now = Date.now();

@@ -98,12 +98,12 @@ export function ExecutionPage({ id }: { id: string }) {
             <h2 id="j-h">Journal ({x.journal.length} calls)</h2>
             {x.journal.length === 0 ? <p class="muted">No calls yet.</p> : (
               <table data-testid="journal">
-                <thead><tr><th>#</th><th>Call</th><th>Arguments</th><th>Result</th><th>At</th></tr></thead>
+                <thead><tr><th>#</th><th>Call</th><th>Arguments</th><th>Result</th><th>Recorded</th></tr></thead>
                 <tbody>{x.journal.map((e, i) => (
                   <tr key={i}>
-                    <td>{i}</td><td>{e.call.name}</td><td><Json value={e.call.args} /></td>
+                    <td>{e.at ?? i}</td><td>{e.call.name}</td><td><Json value={e.call.args} /></td>
                     <td class={e.result.ok ? '' : 'state-denied'}><Json value={e.result.ok ? e.result.value : e.result.error} /></td>
-                    <td>{new Date(e.at).toISOString()}</td>
+                    <td>{e.recordedAt ? <Time at={e.recordedAt} /> : <span class="muted">not recorded</span>}</td>
                   </tr>
                 ))}</tbody>
               </table>
