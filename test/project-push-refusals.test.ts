@@ -29,7 +29,7 @@ t.test('push: progress only on a terminal; credentials and apps the service refu
   } else t.pass('script(1) is not installed: no pseudo-terminal to test on', { skip: true });
 
   const run = (token: string, app = f.app.id) => hw(['push', dir, '--app', app, '--url', s.url, '--token', token]);
-  oneLineFailure(t, await run('hwt_not_a_real_token'), /refused the credential \(401 invalid_key/, 'unknown token');
+  oneLineFailure(t, await run('hwt_not_a_real_token'), /refused the credential taken from --token \(401 invalid_key/, 'unknown token');
   oneLineFailure(t, await run(f.org.apiKey), /an ingestion API key cannot push/, 'an ingestion key');
   oneLineFailure(t, await run(f.org.deployKey), /a deploy key cannot push/, 'a deploy key');
   oneLineFailure(t, await run(f.admin, 'app_does_not_exist'), /POST \/v1\/pushes failed: 422 validation_failed/, 'an unknown app');
