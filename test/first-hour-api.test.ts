@@ -27,7 +27,7 @@ t.test('GET /v1/profiles lists, pages and searches', async (t) => {
   const people = [
     { userId: uid('u'), traits: { name: `Ada ${tag}`, plan: 'pro' } },
     { userId: uid('u'), email: `grace.${tag}@example.com`, traits: { name: 'Grace', plan: 'free' } },
-    { userId: uid('u'), traits: { name: 'Linus', age: 7654321, note: '50% off_sale' } },
+    { userId: uid('u'), traits: { name: 'Linus', score: 7654321, note: '50% off_sale' } },
   ];
   const ids: string[] = [];
   for (const p of people) {
