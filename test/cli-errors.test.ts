@@ -73,9 +73,10 @@ t.test('CLI and start-up errors are one line with a documented exit code', async
 });
 
 t.test('a port another program holds: one line, exit 3, before any store opens', async (t) => {
-  const holder = createServer();
+  // Not HTTP: it drops every connection (serve's probe for a headwater there gets no answer).
+  const holder = createServer((sock) => sock.destroy());
   await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => new Promise<void>((r) => holder.close(() => r())));
+  t.teardown(() => new Promise<void>((r) => { holder.close(() => r()); }));
   const port = (holder.address() as { port: number }).port;
   const dir = tmp(t, 'hw-clierr-3-');
   const started = Date.now();
