@@ -81,6 +81,12 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   const push = await client.createPush({ manifest, appId: o.appId, orgId: me.value.orgId });
   if (!push.ok) return push;
   if (o.wait === false) return ok({ push: push.value, ...sent.value });
+  // The pipeline key may create pushes but not read them back (it is refused everywhere but push
+  // creation, artifacts and /v1/users/me): with it the results are read with a session instead.
+  if (me.value.scheme === 'pipelineKey') {
+    say('not waiting for the compile results: the pipeline key cannot read pushes; `headwater journeys` with a session shows them');
+    return ok({ push: push.value, ...sent.value });
+  }
   const done = await waitCompiled(client, push.value, o.waitMs ?? WAIT_MS, say);
   if (!done.ok) return done;
   return ok({ push: done.value, ...sent.value });
