@@ -18,7 +18,9 @@ const admin = org.sessions.admin;
 const createApp = async (o: OrgCreds, name: string, extra: Record<string, unknown> = {}) => {
   const r = await call(s.url, 'POST', '/v1/apps', { token: o.sessions.admin, body: { data: { name, ...extra } } });
   if (r.status !== 201) throw new Error(`app create failed: ${r.status} ${r.text}`);
-  return r.body.data;
+  // The created answer adds the default source(s); the App resource itself has no `sources`.
+  const { sources: _sources, ...app } = r.body.data;
+  return app;
 };
 const getApp = async (id: string, token = admin) => (await call(s.url, 'GET', `/v1/apps/${id}`, { token })).body.data;
 const list = (o: OrgCreds, qs: string) => call(s.url, 'GET', `/v1/apps${qs}`, { token: o.sessions.admin });
@@ -26,8 +28,8 @@ const list = (o: OrgCreds, qs: string) => call(s.url, 'GET', `/v1/apps${qs}`, { 
 t.test('POST /v1/apps creates an active app with its api source', async (t) => {
   const r = await call(s.url, 'POST', '/v1/apps', { token: admin, body: { data: { name: 'Checkout' } } });
   t.equal(r.status, 201);
-  const a = r.body.data;
-  t.same(Object.keys(a).sort(), APP_FIELDS, 'exactly the App fields');
+  const { sources, ...a } = r.body.data;
+  t.same(Object.keys(a).sort(), APP_FIELDS, 'exactly the App fields, and the default sources beside them');
   t.match(a.id, /^app_[0-9a-z]+$/);
   t.equal(a.orgId, org.org.id);
   t.equal(a.name, 'Checkout');
@@ -53,6 +55,7 @@ t.test('POST /v1/apps creates an active app with its api source', async (t) => {
   t.equal(srcs.status, 200);
   t.equal(srcs.body.data.length, 1, 'one source');
   const src = srcs.body.data[0];
+  t.same(sources, [{ id: src.id, kind: 'api', name: 'api' }], 'the created answer names the default source');
   t.same(Object.keys(src).sort(), SOURCE_FIELDS, 'exactly the Source fields');
   t.equal(src.kind, 'api');
   t.equal(src.appId, a.id);
