@@ -138,10 +138,10 @@ async function main() {
     const bad = await hw(['dashboard', '--org', 'org_nope', '--url', s.url, '--token', s.operatorToken]);
     t.not(bad.code, 0, 'an unknown org fails');
     t.equal(bad.stderr.trim().split('\n').length, 1, `one line (${bad.stderr})`);
-    t.match(bad.stderr, /^headwater: login link not issued: 404/);
+    t.match(bad.stderr, /^headwater: POST \/v1\/orgs\/org_nope\/login-links failed: 404 not_found/);
     const noOrg = await hw(['dashboard', '--url', s.url]);
     t.not(noOrg.code, 0);
-    t.match(noOrg.stderr, /^headwater: dashboard needs --org/);
+    t.match(noOrg.stderr, /^headwater: login needs --org/, "dashboard is login under another name");
   });
 
   t.test('a tracked event appears in the overview\'s live tail', async (t) => {

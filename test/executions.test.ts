@@ -7,7 +7,7 @@ import { call, createAppFixture, createOrg, expectError, identifyCall, poll, sle
 import { consenting, deployJourneys, ended, execution, executions, fire, untilExecutions } from './helpers/journeys.js';
 
 // Small budgets so each failure code is quick to provoke.
-const s = await startServer(['--journey-fuel', '200', '--journey-timeout-ms', '5000', '--journey-memory-mb', '4', '--webhook-allow-private']);
+const s = await startServer(['--journey-fuel', '200', '--journey-timeout-ms', '20000', '--journey-memory-mb', '4', '--webhook-allow-private']);
 t.teardown(() => s.close());
 const fx = await createAppFixture(s);
 const admin = fx.org.sessions.admin;
@@ -49,7 +49,9 @@ t.test('a trigger starts one execution that runs profile.get, traits.set and eve
   t.same(d.journal.map((e: any) => [e.at, e.call.name]), [[0, 'profile.get'], [1, 'traits.set'], [2, 'events.track']]);
   t.same(d.journal[0].call.args, {});
   t.equal(d.journal[0].result.value.id, p.id, 'profile.get answers the Profile');
-  t.same(d.journal[1], { call: { name: 'traits.set', args: { key: 'stage', value: 'welcomed' } }, result: { ok: true, value: null }, at: 1 });
+  const { recordedAt, ...second } = d.journal[1];
+  t.same(second, { call: { name: 'traits.set', args: { key: 'stage', value: 'welcomed' } }, result: { ok: true, value: null }, at: 1 });
+  t.ok(Number.isFinite(Date.parse(recordedAt)), 'each entry says when it was recorded');
   t.equal(d.journal[2].result.value.event, 'welcomed');
   t.equal(d.journal[2].result.value.messageId, `${x.id}:2`, 'the tracked event carries <executionId>:<position>');
   t.same(d.logs.map((l: any) => [l.seq, l.level, l.message]), [[0, 'info', `hello ${p.id}`], [1, 'warn', 'tracked welcomed']]);

@@ -16,7 +16,7 @@ const org = fx.org;
 const admin = org.sessions.admin;
 const orgId = org.org.id;
 const srcDigest = await upload(s, admin, await tarball({ 'headwater.json': '{}' }), 'source');
-const JOURNEY_FIELDS = ['appId', 'enabled', 'key', 'orgId', 'purpose', 'pushId', 'trigger', 'updatedAt', 'versionId'];
+const JOURNEY_FIELDS = ['appId', 'enabled', 'key', 'latestVersion', 'orgId', 'purpose', 'pushId', 'trigger', 'updatedAt', 'versionId'];
 
 const getJourney = (key: string, token = admin) => call(s.url, 'GET', `/v1/journeys/${encodeURIComponent(key)}`, { token });
 const patch = (key: string, enabled: unknown, token = admin) => call(s.url, 'PATCH', `/v1/journeys/${encodeURIComponent(key)}`, { token, body: { data: { enabled } } });
@@ -42,6 +42,8 @@ t.test('a pushed journey is listed, off, with its ready version; PATCH turns it 
   const j = g.body.data;
   t.same(Object.keys(j).sort(), JOURNEY_FIELDS);
   t.equal(j.key, 'welcome');
+  t.equal(j.latestVersion.status, 'ready', 'the newest version, ready');
+  t.equal(j.latestVersion.id, j.versionId, 'the newest version is the one that runs');
   t.equal(j.orgId, orgId);
   t.equal(j.appId, fx.app.id);
   t.equal(j.enabled, false, 'a push turns nothing on');
