@@ -98,9 +98,10 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   let rr = 0;
   const poolOf = (executionId: string) => pools[stickyIndex(executionId, pools.length)]!;
   // propsSchemas are checked on threads of their own: a check is aborted at its activation's
-  // deadline, which ends the thread it runs on, and must take no activation down with it. Started on
-  // demand (most journeys send no e-mail).
-  const propsPool = new Piscina({ filename: o.propsTaskModule, minThreads: 0, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+  // deadline, which ends the thread it runs on, and must take no activation down with it. One thread
+  // is started with the runner and kept (it idles without CPU): started on demand, its start-up
+  // (module graph, Ajv) counted against the first e-mail's deadline and could exceed it.
+  const propsPool = new Piscina({ filename: o.propsTaskModule, minThreads: 1, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
   const checkProps = (input: PropsInput, deadline: number) =>
     propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
   const codes = new Map<string, string>();
