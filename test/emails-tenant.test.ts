@@ -36,7 +36,9 @@ async function mail(fx: AppFixture, properties: Record<string, unknown>, traits:
   return { x, d, log: d.logs[0]?.message as string | undefined, tookMs: Date.now() - began };
 }
 
-t.test('a catastrophic propsSchema pattern is answered within the deadline; liveness stays under 50 ms', async (t) => {
+// Liveness is bounded at 250 ms: the pattern on the event loop would stall it for about 20 s, while a
+// loaded two-core CI machine (another test file beside this one) adds stalls of 100 ms or more anyway.
+t.test('a catastrophic propsSchema pattern is answered within the deadline; liveness stays under 250 ms', async (t) => {
   const fx = await createAppFixture(s);
   await deployJourneys(s, fx, [MAILER], [{
     key: 'redos-email', propsSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^(a+)+$' } } },
@@ -67,7 +69,7 @@ t.test('a catastrophic propsSchema pattern is answered within the deadline; live
   t.ok(bad.tookMs < DEADLINE_MS, `answered in ${bad.tookMs} ms, within the ${DEADLINE_MS} ms deadline`);
   t.equal((await call(s.url, 'GET', `/v1/emails?executionId=${bad.x.id}`, { token: fx.admin })).body.data.length, 0, 'nothing in the outbox');
   t.ok(probes > 0, `${probes} liveness probes answered meanwhile`);
-  t.ok(worst < 50, `slowest /health/live ${worst.toFixed(1)} ms`);
+  t.ok(worst < 250, `slowest /health/live ${worst.toFixed(1)} ms`);
 });
 
 t.test('a props check still running at the deadline is cut there; the next check works', async (t) => {
