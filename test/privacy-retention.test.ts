@@ -6,10 +6,14 @@ import pg from 'pg';
 import { join } from 'node:path';
 import { call, createAppFixture, createOrg, expectError, identifyCall, poll, trackCall, uid, startServer } from './helpers/server.js';
 import { deployJourneys } from './helpers/journeys.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
-const s = await startServer([], { HEADWATER_RETENTION_SWEEP_MS: '300' });
+// A database of its own: this server sweeps every 300 ms, and on the shared DATABASE_URL it would
+// sweep (and wait on) every other test file's orgs too.
+const db = await ownDatabase(t);
+const s = await startServer([], { HEADWATER_RETENTION_SWEEP_MS: '300', ...dbEnv(db) });
 t.teardown(() => s.close());
-const pool = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
+const pool = db ? new pg.Pool({ connectionString: db, max: 1 })
   : new pg.Pool({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 1 });
 t.teardown(() => pool.end());
 const get = (token: string, path: string) => call(s.url, 'GET', path, { token });
