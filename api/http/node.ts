@@ -47,13 +47,18 @@ class NodeExchange implements Exchange {
   pause() { this.req.pause(); }
   resume() { this.req.resume(); }
 
+  /** Sets the status and the common headers. */
+  private head(a: Pick<Answer, 'status' | 'requestId' | 'headers'>) {
+    this.res.statusCode = a.status;
+    this.res.setHeader('x-request-id', a.requestId);
+    if (a.headers) for (const k in a.headers) this.res.setHeader(k, a.headers[k]!);
+  }
+
   respond(a: Answer) {
     if (this.done) return;
     this.done = true;
     const res = this.res;
-    res.statusCode = a.status;
-    res.setHeader('x-request-id', a.requestId);
-    if (a.headers) for (const k in a.headers) res.setHeader(k, a.headers[k]!);
+    this.head(a);
     if (a.close) res.setHeader('connection', 'close');
     if (a.body === undefined) {
       res.setHeader('content-length', a.headLength ?? 0);
@@ -69,9 +74,7 @@ class NodeExchange implements Exchange {
     if (this.done) return;
     this.done = true;
     const res = this.res;
-    res.statusCode = a.status;
-    res.setHeader('x-request-id', a.requestId);
-    if (a.headers) for (const k in a.headers) res.setHeader(k, a.headers[k]!);
+    this.head(a);
     res.setHeader('content-type', a.contentType ?? 'application/octet-stream');
     try {
       for await (const chunk of chunks) {

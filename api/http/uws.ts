@@ -90,17 +90,23 @@ class UwsExchange implements Exchange {
   pause() { if (!this.done) { this.res.pause(); this.paused = true; } }
   resume() { if (!this.done) { this.res.resume(); this.paused = false; } }
 
-  respond(a: Answer) {
-    if (this.done) return;
-    this.done = true;
+  /** Resumes a paused socket and writes the status and the common headers (inside a cork). */
+  private head(a: Pick<Answer, 'status' | 'requestId' | 'headers'>) {
     const res = this.res;
     // A paused socket does not flush: an answer given while the body is held back (a refused
     // credential) would never leave.
     if (this.paused) { res.resume(); this.paused = false; }
+    res.writeStatus(statusLine(a.status));
+    res.writeHeader('x-request-id', a.requestId);
+    if (a.headers) for (const k in a.headers) res.writeHeader(k, a.headers[k]!);
+  }
+
+  respond(a: Answer) {
+    if (this.done) return;
+    this.done = true;
+    const res = this.res;
     res.cork(() => {
-      res.writeStatus(statusLine(a.status));
-      res.writeHeader('x-request-id', a.requestId);
-      if (a.headers) for (const k in a.headers) res.writeHeader(k, a.headers[k]!);
+      this.head(a);
       // `close` is not passed on: uWS itself stops reading a body whose answer went out early.
       if (a.body === undefined) { res.endWithoutBody(a.headLength ?? 0); return; }
       res.writeHeader('content-type', a.contentType ?? 'application/octet-stream');
@@ -111,11 +117,8 @@ class UwsExchange implements Exchange {
     if (this.done) return;
     this.done = true;
     const res = this.res;
-    if (this.paused) { res.resume(); this.paused = false; }
     res.cork(() => {
-      res.writeStatus(statusLine(a.status));
-      res.writeHeader('x-request-id', a.requestId);
-      if (a.headers) for (const k in a.headers) res.writeHeader(k, a.headers[k]!);
+      this.head(a);
       res.writeHeader('content-type', a.contentType ?? 'application/octet-stream');
     });
     try {

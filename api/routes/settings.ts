@@ -1,4 +1,4 @@
-// Org settings (decisions §4): the ingestion policy, and the retention windows (docs/privacy.md).
+// Org settings (docs/architecture.md, governance): the ingestion policy, and the retention windows (docs/privacy.md).
 // A policy change bumps orgs.catalog_version, since ingestion workers read the policy from the same
 // snapshot as the catalog. PATCH is partial, and so is its `retention` object.
 import { notFound } from '../http/errors.js';
