@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { isBadData } from './store/errors.js';
+import { tx } from './store/postgres.js';
 import { callError } from '../schemas/errors.js';
 import { resolveProfile, profileOut } from './identity.js';
 import { iso, QUARANTINED, replay, splitConsent, trackEvent } from './calls.js';
@@ -47,22 +48,9 @@ export async function applyOne(ctx: PerCallContext, call: IngestCall): Promise<A
   }
 }
 
-/** Runs `fn` in a transaction that commits what it wrote unless the step says nothing was. */
-async function inTx(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<Step>): Promise<Step> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
-    const step = await fn(c);
-    // Nothing of a rejected call is written; a retried one is judged again from the start.
-    await c.query(step.kind === 'ok' || step.kind === 'hold' ? 'COMMIT' : 'ROLLBACK');
-    return step;
-  } catch (err) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    c.release();
-  }
-}
+/** Runs `fn` in a transaction; nothing of a rejected call is written, a retried one is judged again from the start. */
+const inTx = (pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<Step>): Promise<Step> =>
+  tx(pool, fn, (step) => step.kind === 'ok' || step.kind === 'hold');
 
 /** Claims the messageId; returns the stored answer when it was claimed before. */
 async function claim(c: pg.PoolClient, call: IngestCall, messageId: string): Promise<{ prior?: any }> {

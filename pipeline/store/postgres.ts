@@ -119,13 +119,13 @@ function literal(v: unknown): string {
   throw new TypeError(`no SQL literal for a ${typeof v}`);
 }
 
-/** Runs `fn` in a transaction on one dedicated connection. */
-export async function tx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/** Runs `fn` in a transaction on one dedicated connection; rolled back when `keep` says its result wrote nothing to keep. */
+export async function tx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, keep: (out: T) => boolean = () => true): Promise<T> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
     const out = await fn(c);
-    await c.query('COMMIT');
+    await c.query(keep(out) ? 'COMMIT' : 'ROLLBACK');
     return out;
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
