@@ -54,6 +54,9 @@ test('a day of sleep and a wait answered two days later', async () => {
 import assert from 'node:assert/strict';
 import { runJourney } from 'headwater/sdk/testing';
 import welcome from '../journeys/welcome.ts';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'runJourney and headwater test run in memory');
 test('expects too much', async () => {
   const run = await runJourney(welcome, { event: 'signed_up' });
   assert.equal(run.status, 'completed', run.error?.code + ': ' + run.error?.message);

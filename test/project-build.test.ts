@@ -23,6 +23,9 @@ const FILES = {
   'journeys/greet.js': `import { journey } from 'headwater/sdk';
 import { pick } from 'tiny-pick';
 import { TEMPLATE } from '../lib/names.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'local bundling');
 export default journey({ key: 'greet', trigger: { segment: 'seg_1', on: 'entered' }, purpose: 'p', tags: ['x'] }, async (ctx) => {
   await ctx.email.send(TEMPLATE, pick(ctx.event.properties, 'name'));
 });
