@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { hw, initProject } from './helpers/cli.js';
 import { journey, template } from '../sdk/index.js';
 import { runJourney } from '../sdk/testing.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'runJourney and headwater test run in memory');
 
 t.test('a scaffolded project passes its own test; a day of sleeping and waiting takes under a second', async (t) => {
   const dir = await initProject(t);
@@ -54,9 +57,6 @@ test('a day of sleep and a wait answered two days later', async () => {
 import assert from 'node:assert/strict';
 import { runJourney } from 'headwater/sdk/testing';
 import welcome from '../journeys/welcome.ts';
-import { embeddedPassOnly } from './helpers/modes.js';
-
-embeddedPassOnly(t, 'runJourney and headwater test run in memory');
 test('expects too much', async () => {
   const run = await runJourney(welcome, { event: 'signed_up' });
   assert.equal(run.status, 'completed', run.error?.code + ': ' + run.error?.message);

@@ -9,6 +9,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { bundleFiles, readDefinition, SDK_FILE } from '../cli/project/index.js';
 import { ROOT, initProject, journeyFile } from './helpers/cli.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'local bundling');
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'hw-build-'));
@@ -23,9 +26,6 @@ const FILES = {
   'journeys/greet.js': `import { journey } from 'headwater/sdk';
 import { pick } from 'tiny-pick';
 import { TEMPLATE } from '../lib/names.js';
-import { embeddedPassOnly } from './helpers/modes.js';
-
-embeddedPassOnly(t, 'local bundling');
 export default journey({ key: 'greet', trigger: { segment: 'seg_1', on: 'entered' }, purpose: 'p', tags: ['x'] }, async (ctx) => {
   await ctx.email.send(TEMPLATE, pick(ctx.event.properties, 'name'));
 });
