@@ -1,0 +1,87 @@
+// A journey's numbers over time for GET /v1/journeys/{key}/metrics (docs/dashboard.md). Every count
+// is grouped in Postgres (a row per bucket and status comes back, never a row per execution).
+import type pg from 'pg';
+
+export type MetricsBucket = 'hour' | 'day';
+
+export interface SeriesPoint { at: string; entered: number; completed: number; failed: number; converted: number }
+
+/**
+ * The numbers of the journey controls (goals, holdouts, splits, throttle, frequency cap). Those
+ * controls do not exist in this build, so no execution can be converted, held out, exited, throttled
+ * or capped: zeros, no rates and no variants. This is the one place to compute them once the
+ * execution columns that record them (converted, holdout, exitReason, variants) exist.
+ */
+export function controlsMetrics() {
+  return {
+    totals: { exited: 0, converted: 0, holdout: 0, holdoutConverted: 0, throttled: 0, capped: 0 },
+    conversionRate: null as number | null,
+    holdoutConversionRate: null as number | null,
+    lift: null as number | null,
+    byVariant: {} as Record<string, Record<string, { entered: number; converted: number; conversionRate: number | null }>>,
+    /** Converted executions per bucket start (epoch ms). */
+    convertedAt: new Map<number, number>(),
+  };
+}
+
+/** Where a waiting execution is parked, in words: its wait call and argument, and its journal position. */
+const WAIT_LABEL = `COALESCE(
+  '#' || (wait->>'position') || ' ' || (wait->'call'->>'name') || COALESCE(' ' || CASE wait->'call'->>'name'
+    WHEN 'sleep' THEN wait->'call'->'args'->>'duration'
+    WHEN 'waitForEvent' THEN wait->'call'->'args'->>'event' END, ''),
+  step, 'unknown')`;
+
+/**
+ * Flows count executions by when they happened in [since, until): `entered` by `started_at`,
+ * `completed`, `failed` and `cancelled` by `ended_at`. `running` and `waiting` are the executions in
+ * that state now, whenever they started; `waitingBySteps` splits `waiting` by where they wait.
+ * Three grouped statements, each a range of one index: executions_journey_started,
+ * executions_journey_ended (with the status, so a vacuumed table answers from the index alone) and
+ * the partial index of active executions.
+ */
+export async function journeyMetrics(pool: pg.Pool, orgId: string, key: string, since: number, until: number, bucket: MetricsBucket) {
+  const args = [orgId, key, new Date(since), new Date(until), bucket];
+  const [entered, ended, active] = await Promise.all([
+    pool.query<{ b: string; n: string }>(
+      `SELECT (extract(epoch FROM date_trunc($5, started_at AT TIME ZONE 'UTC')) * 1000)::bigint AS b, count(*) AS n
+       FROM executions WHERE org_id = $1 AND journey_key = $2 AND started_at >= $3 AND started_at < $4 GROUP BY 1`, args),
+    pool.query<{ b: string; status: string; n: string }>(
+      `SELECT (extract(epoch FROM date_trunc($5, ended_at AT TIME ZONE 'UTC')) * 1000)::bigint AS b, status, count(*) AS n
+       FROM executions WHERE org_id = $1 AND journey_key = $2 AND ended_at >= $3 AND ended_at < $4 GROUP BY 1, 2`, args),
+    pool.query<{ status: string; label: string; n: string }>(
+      `SELECT status, CASE WHEN status = 'waiting' THEN ${WAIT_LABEL} END AS label, count(*) AS n
+       FROM executions WHERE org_id = $1 AND journey_key = $2 AND status IN ('running', 'waiting') GROUP BY 1, 2`, [orgId, key]),
+  ]);
+  return { entered: entered.rows, ended: ended.rows, active: active.rows };
+}
+
+export type JourneyMetricsRows = Awaited<ReturnType<typeof journeyMetrics>>;
+
+/** The answer of the route: the grouped rows laid out per bucket (`starts`, epoch ms) and merged with the controls' numbers. */
+export function metricsOut(rows: JourneyMetricsRows, starts: number[]) {
+  const c = controlsMetrics();
+  const points = new Map<number, SeriesPoint>(starts.map((t) => [t, { at: new Date(t).toISOString(), entered: 0, completed: 0, failed: 0, converted: c.convertedAt.get(t) ?? 0 }]));
+  let entered = 0, completed = 0, failed = 0, cancelled = 0, running = 0, waiting = 0;
+  for (const r of rows.entered) {
+    entered += Number(r.n);
+    const p = points.get(Number(r.b));
+    if (p) p.entered = Number(r.n);
+  }
+  for (const r of rows.ended) {
+    const n = Number(r.n);
+    const p = points.get(Number(r.b));
+    if (r.status === 'completed') { completed += n; if (p) p.completed = n; }
+    else if (r.status === 'failed') { failed += n; if (p) p.failed = n; }
+    else if (r.status === 'cancelled') cancelled += n;
+  }
+  const waitingBySteps: Record<string, number> = {};
+  for (const r of rows.active) {
+    if (r.status === 'running') running += Number(r.n);
+    else { waiting += Number(r.n); waitingBySteps[r.label] = Number(r.n); }
+  }
+  return {
+    totals: { entered, running, waiting, completed, failed, cancelled, ...c.totals },
+    conversionRate: c.conversionRate, holdoutConversionRate: c.holdoutConversionRate, lift: c.lift, byVariant: c.byVariant,
+    waitingBySteps, series: [...points.values()],
+  };
+}
