@@ -74,7 +74,7 @@ export function ProfileSearch({ query }: { query: URLSearchParams }) {
         <input id="q" type="search" placeholder="name, e-mail, id…" value={text} onInput={(e) => setText(e.currentTarget.value)} />
         <button type="submit">Search</button>
       </form>
-      <form class="inline" onSubmit={lookup} role="search" aria-label="Find by identifier">
+      <form class="inline" onSubmit={lookup} role="search">
         <label for="kind">Identifier</label>
         <select id="kind" value={k} onChange={(e) => setK(e.currentTarget.value)}>
           {KINDS.map((x) => <option key={x} value={x}>{x}</option>)}
