@@ -31,6 +31,10 @@ const WAIT_LABEL = `COALESCE(
     WHEN 'waitForEvent' THEN wait->'call'->'args'->>'event' END, ''),
   step, 'unknown')`;
 
+/** Buckets are counted from a UTC midnight: date_bin on the timestamptz itself is about twice as
+ * fast on embedded PGlite as date_trunc in UTC turned into epoch numbers, row by row. */
+const EPOCH = `timestamptz '2000-01-01T00:00:00Z'`;
+
 /**
  * Flows count executions by when they happened in [since, until): `entered` by `started_at`,
  * `completed`, `failed` and `cancelled` by `ended_at`. `running` and `waiting` are the executions in
@@ -40,13 +44,13 @@ const WAIT_LABEL = `COALESCE(
  * the partial index of active executions.
  */
 export async function journeyMetrics(pool: pg.Pool, orgId: string, key: string, since: number, until: number, bucket: MetricsBucket) {
-  const args = [orgId, key, new Date(since), new Date(until), bucket];
+  const args = [orgId, key, new Date(since), new Date(until), bucket === 'day' ? '1 day' : '1 hour'];
   const [entered, ended, active] = await Promise.all([
-    pool.query<{ b: string; n: string }>(
-      `SELECT (extract(epoch FROM date_trunc($5, started_at AT TIME ZONE 'UTC')) * 1000)::bigint AS b, count(*) AS n
+    pool.query<{ b: Date; n: string }>(
+      `SELECT date_bin($5::interval, started_at, ${EPOCH}) AS b, count(*) AS n
        FROM executions WHERE org_id = $1 AND journey_key = $2 AND started_at >= $3 AND started_at < $4 GROUP BY 1`, args),
-    pool.query<{ b: string; status: string; n: string }>(
-      `SELECT (extract(epoch FROM date_trunc($5, ended_at AT TIME ZONE 'UTC')) * 1000)::bigint AS b, status, count(*) AS n
+    pool.query<{ b: Date; status: string; n: string }>(
+      `SELECT date_bin($5::interval, ended_at, ${EPOCH}) AS b, status, count(*) AS n
        FROM executions WHERE org_id = $1 AND journey_key = $2 AND ended_at >= $3 AND ended_at < $4 GROUP BY 1, 2`, args),
     pool.query<{ status: string; label: string; n: string }>(
       `SELECT status, CASE WHEN status = 'waiting' THEN ${WAIT_LABEL} END AS label, count(*) AS n
@@ -64,12 +68,12 @@ export function metricsOut(rows: JourneyMetricsRows, starts: number[]) {
   let entered = 0, completed = 0, failed = 0, cancelled = 0, running = 0, waiting = 0;
   for (const r of rows.entered) {
     entered += Number(r.n);
-    const p = points.get(Number(r.b));
+    const p = points.get(new Date(r.b).getTime());
     if (p) p.entered = Number(r.n);
   }
   for (const r of rows.ended) {
     const n = Number(r.n);
-    const p = points.get(Number(r.b));
+    const p = points.get(new Date(r.b).getTime());
     if (r.status === 'completed') { completed += n; if (p) p.completed = n; }
     else if (r.status === 'failed') { failed += n; if (p) p.failed = n; }
     else if (r.status === 'cancelled') cancelled += n;
