@@ -90,6 +90,11 @@ async function main() {
       (r) => r.status === 200 && JSON.stringify(r.body.data.totals) === JSON.stringify(want), 20_000, 250);
     t.same(api.body.data.totals, want, 'the API counts the seeded load');
     t.equal(api.body.data.series.length, 25, '24 hours per hour: 25 bucket starts (the first one partly before the window)');
+    const other = await createAppFixture(s);
+    t.same((await call(s.url, 'GET', '/v1/stats/events?bucket=hour', { token: other.admin })).body.data.totals, { accepted: 0, quarantined: 0, denied: 0, rejected: 0 }, 'another org counts none of it');
+    const tooMany = await call(s.url, 'GET', `/v1/stats/events?bucket=minute&since=${new Date(Date.now() - 3 * 86_400_000).toISOString()}`, { token: admin });
+    t.equal(tooMany.body?.error?.code, 'validation_failed', `3 days per minute is over 1,500 buckets: 422 (${tooMany.status})`);
+    t.equal((await call(s.url, 'GET', '/v1/stats/events', { token: f.key })).status, 401, 'an ingestion key may not read it');
     await page.goto(`${s.url}/ui/${signIn}`);
     const drawn = await plotted(page, 'events-chart');
     t.same(Object.keys(drawn.series), ['accepted', 'quarantined', 'denied', 'rejected'], 'four series');
