@@ -32,7 +32,7 @@ export const EventStatsSchema = Type.Object(
   {
     title: 'EventStats',
     description:
-      'Track calls by when they were received. `accepted`: events stored (distinct event ids in the event store). `quarantined`: held by the strict policy. ' +
+      'Track calls by when they were received. `accepted`: events stored (distinct event ids in the event store; `system.segment_entered` and `system.segment_exited` of segment transitions excluded, the tracks of journeys included). `quarantined`: held by the strict policy. ' +
       '`denied`: refused for a denied event or trait name (`event_denied`, `trait_denied`). `rejected`: refused for another reason (`validation_failed`, ' +
       '`over_quota`, an archived source, ...). Refusals of the HTTP layer itself (a malformed body, a bad key) are not calls and are not counted; ' +
       'held and refused calls are stored every 2 s by the process that answered them.',

@@ -64,12 +64,18 @@ async function main() {
   const signIn = `#token=${encodeURIComponent(f.org.sessions.admin)}`;
 
   // The seeded load: 5 accepted, 2 quarantined (strict policy, an unknown name), 2 denied, 1
-  // rejected (its source is archived).
+  // rejected (its source is archived), and a segment entered (a system event, no track call).
   const who = uid('user');
   const accepted = uid('Accepted Event');
   const denied = uid('Denied Event');
   const held = uid('Held Event');
   t.test('a seeded load of track calls', async (t) => {
+    // Entering a segment writes a system.segment_entered event: stored, but no track call.
+    const seg = await call(s.url, 'POST', '/v1/segments', { token: admin, body: { data: { name: 'Movers', definition: { match: 'all', predicates: [{ kind: 'trait', name: 'stage', op: 'eq', value: 'moving' }] } } } });
+    t.equal(seg.status, 201, seg.text);
+    t.equal((await identifyCall(s, f, { identifiers: { userId: who }, traits: { stage: 'moving' } })).status, 200);
+    const entered = await poll(() => call(s.url, 'GET', '/v1/events?event=system.segment_entered', { token: admin }), (r) => r.body?.data?.length === 1, 20_000, 200);
+    t.equal(entered.body.data.length, 1, 'the segment transition is an event');
     for (let i = 0; i < 5; i++) t.equal((await trackCall(s, f, { identifiers: { userId: who }, event: accepted })).status, 201);
     t.equal((await call(s.url, 'POST', '/v1/catalog/events', { token: admin, body: { data: { name: denied } } })).status, 201);
     t.equal((await call(s.url, 'POST', `/v1/catalog/events/${encodeURIComponent(denied)}/state`, { token: admin, body: { data: { state: 'denied' } } })).status, 200);

@@ -20,7 +20,8 @@ const chTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').repl
 
 /**
  * Accepted events come from ClickHouse (by `received_at`, distinct ids: a redelivered copy not yet
- * collapsed counts once); quarantined, denied and rejected track calls from `ingest_outcomes`.
+ * collapsed counts once; `system.segment_entered` / `exited`, written by segment transitions, are no track calls and are
+ * left out); quarantined, denied and rejected track calls from `ingest_outcomes`.
  */
 export async function eventStats(pool: pg.Pool, ch: ClickHouseClient, orgId: string, since: number, until: number, bucket: EventBucket): Promise<EventPoint[]> {
   const ms = BUCKET_MS[bucket];
@@ -29,7 +30,7 @@ export async function eventStats(pool: pg.Pool, ch: ClickHouseClient, orgId: str
   const [accepted, held] = await Promise.all([
     ch.query({
       query: `SELECT toUnixTimestamp(toStartOfInterval(received_at, INTERVAL 1 ${bucket.toUpperCase()})) AS b, uniqExact(id) AS n
-              FROM events WHERE org_id = {org:String}
+              FROM events WHERE org_id = {org:String} AND event NOT IN ('system.segment_entered', 'system.segment_exited')
                 AND received_at >= toDateTime64({since:String}, 3, 'UTC') AND received_at < toDateTime64({until:String}, 3, 'UTC')
               GROUP BY b`,
       query_params: { org: orgId, since: chTime(from), until: chTime(until) }, format: 'JSONEachRow',
