@@ -1,5 +1,6 @@
 // A journey's numbers over time for GET /v1/journeys/{key}/metrics (docs/dashboard.md). Every count
-// is grouped in Postgres (a row per bucket and status comes back, never a row per execution).
+// is grouped in Postgres: a row per bucket and status, or per distinct wait, comes back, never a row
+// per execution.
 import type pg from 'pg';
 
 export type MetricsBucket = 'hour' | 'day';
@@ -24,12 +25,14 @@ export function controlsMetrics() {
   };
 }
 
-/** Where a waiting execution is parked, in words: its wait call and argument, and its journal position. */
-const WAIT_LABEL = `COALESCE(
-  '#' || (wait->>'position') || ' ' || (wait->'call'->>'name') || COALESCE(' ' || CASE wait->'call'->>'name'
-    WHEN 'sleep' THEN wait->'call'->'args'->>'duration'
-    WHEN 'waitForEvent' THEN wait->'call'->'args'->>'event' END, ''),
-  step, 'unknown')`;
+/** Where a waiting execution is parked, in words: its journal position, wait call and argument
+ * (`#1 sleep 1h`, `#2 waitForEvent Purchased`). Built once per distinct wait, not per execution. */
+function waitLabel(position: unknown, call: { name?: string; args?: Record<string, unknown> } | null, step: string | null): string {
+  if (!call?.name) return step ?? 'unknown';
+  const arg = call.name === 'sleep' ? call.args?.duration : call.name === 'waitForEvent' ? call.args?.event : undefined;
+  const said = arg === undefined ? '' : ` ${Array.isArray(arg) ? arg.join(' | ') : String(arg)}`;
+  return `#${position ?? '?'} ${call.name}${said}`;
+}
 
 /** Buckets are counted from a UTC midnight: date_bin on the timestamptz itself is about twice as
  * fast on embedded PGlite as date_trunc in UTC turned into epoch numbers, row by row. */
@@ -52,9 +55,9 @@ export async function journeyMetrics(pool: pg.Pool, orgId: string, key: string, 
     pool.query<{ b: Date; status: string; n: string }>(
       `SELECT date_bin($5::interval, ended_at, ${EPOCH}) AS b, status, count(*) AS n
        FROM executions WHERE org_id = $1 AND journey_key = $2 AND ended_at >= $3 AND ended_at < $4 GROUP BY 1, 2`, args),
-    pool.query<{ status: string; label: string; n: string }>(
-      `SELECT status, CASE WHEN status = 'waiting' THEN ${WAIT_LABEL} END AS label, count(*) AS n
-       FROM executions WHERE org_id = $1 AND journey_key = $2 AND status IN ('running', 'waiting') GROUP BY 1, 2`, [orgId, key]),
+    pool.query<{ status: string; position: unknown; call: { name?: string; args?: Record<string, unknown> } | null; step: string | null; n: string }>(
+      `SELECT status, wait->'position' AS position, wait->'call' AS call, step, count(*) AS n
+       FROM executions WHERE org_id = $1 AND journey_key = $2 AND status IN ('running', 'waiting') GROUP BY 1, 2, 3, 4`, [orgId, key]),
   ]);
   return { entered: entered.rows, ended: ended.rows, active: active.rows };
 }
@@ -81,7 +84,11 @@ export function metricsOut(rows: JourneyMetricsRows, starts: number[]) {
   const waitingBySteps: Record<string, number> = {};
   for (const r of rows.active) {
     if (r.status === 'running') running += Number(r.n);
-    else { waiting += Number(r.n); waitingBySteps[r.label] = Number(r.n); }
+    else {
+      const label = waitLabel(r.position, r.call, r.step);
+      waiting += Number(r.n);
+      waitingBySteps[label] = (waitingBySteps[label] ?? 0) + Number(r.n);
+    }
   }
   return {
     totals: { entered, running, waiting, completed, failed, cancelled, ...c.totals },
