@@ -14,11 +14,40 @@ export interface ErasureJob {
   identifiers: Array<{ kind: string; value: string }>;
 }
 
-export interface StepDeps { pool: pg.Pool; ch: ClickHouseClient }
+export interface StepDeps {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  /** Rests after a chunk that took `ms` of the store's time; false once the eraser is closing. */
+  pace(ms: number): Promise<boolean>;
+}
 
 type Step = (d: StepDeps, j: ErasureJob) => Promise<number>;
 
 const ERASED = 'the profile was erased before it was sent';
+
+/** The profile a stored answer names (identify: its own; track: its event's); indexed as such. */
+const ANSWER_PROFILE = `COALESCE(result->>'profileId', result->'event'->>'profileId')`;
+
+/** Rows per delete statement of the bulky steps. */
+const CHUNK = 1000;
+
+/**
+ * Deletes the rows of `table` that `where` selects, CHUNK at a time, resting after each chunk
+ * (`pace`): on embedded Postgres, one session serves ingestion too, and one statement over a big
+ * history would hold it for the whole delete. Ends when a chunk finds nothing (not merely fewer
+ * rows than CHUNK: a row that moved under a concurrent update is found again by the next chunk).
+ */
+async function chunked(d: StepDeps, table: string, where: string, params: unknown[]): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const t0 = Date.now();
+    const r = await d.pool.query(
+      `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE ${where} LIMIT ${CHUNK}))`, params);
+    const n = r.rowCount ?? 0;
+    total += n;
+    if (n === 0 || !(await d.pace(Date.now() - t0))) return total;
+  }
+}
 
 const executionIds = async (d: StepDeps, j: ErasureJob) =>
   (await d.pool.query<{ id: string }>('SELECT id FROM executions WHERE org_id = $1 AND profile_id = ANY($2)', [j.orgId, j.profileIds])).rows.map((r) => r.id);
@@ -55,12 +84,9 @@ export const STEPS: Array<[string, Step]> = [
   }],
   ['delete memberships', async (d, j) => (await d.pool.query(
     'DELETE FROM segment_members WHERE org_id = $1 AND profile_id = ANY($2)', [j.orgId, j.profileIds])).rowCount ?? 0],
-  ['delete event history', async (d, j) => (await d.pool.query(
-    'DELETE FROM event_history WHERE profile_id = ANY($1)', [j.profileIds])).rowCount ?? 0],
+  ['delete event history', (d, j) => chunked(d, 'event_history', 'profile_id = ANY($1)', [j.profileIds])],
   // The stored answers of its calls (messageId dedup): track answers hold the whole event.
-  ['delete stored answers', async (d, j) => (await d.pool.query(
-    `DELETE FROM messages WHERE org_id = $1
-       AND (result->>'profileId' = ANY($2) OR result->'event'->>'profileId' = ANY($2))`, [j.orgId, j.profileIds])).rowCount ?? 0],
+  ['delete stored answers', (d, j) => chunked(d, 'messages', `org_id = $1 AND ${ANSWER_PROFILE} = ANY($2)`, [j.orgId, j.profileIds])],
   ['delete system events in flight', async (d, j) => (await d.pool.query(
     `DELETE FROM event_outbox WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) p WHERE strpos(payload, p) > 0)`,
     [j.profileIds.map((p) => JSON.stringify(p))])).rowCount ?? 0],

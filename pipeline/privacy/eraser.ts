@@ -26,6 +26,9 @@ export interface EraserOptions {
 
 export interface Eraser { notify(): void; close(): Promise<void> }
 
+/** Rest after a chunk, as a multiple of the chunk's own time. */
+const REST_FACTOR = 4;
+
 export function startEraser(o: EraserOptions): Eraser {
   let closed = false;
   let running: Promise<void> | undefined;
@@ -36,6 +39,14 @@ export function startEraser(o: EraserOptions): Eraser {
     function done() { clearTimeout(t); sleepers.delete(done); r(); }
     sleepers.add(done);
   });
+
+  // The bulky steps delete in chunks and rest four times as long as each chunk took: an erasure
+  // takes at most a fifth of the store's time, whatever else runs (docs/privacy.md).
+  const pace = async (ms: number) => {
+    if (closed) return false;
+    await sleep(Math.max(2, REST_FACTOR * ms));
+    return !closed;
+  };
 
   const claim = async (token: string): Promise<ErasureJob | undefined> => {
     const r = await o.pool.query(
@@ -62,7 +73,7 @@ export function startEraser(o: EraserOptions): Eraser {
         if (closed) return;
         if (!(await hold(job, token, name))) { o.log.warn('erasure lease lost', { erasureId: job.id, step: name }); return; }
         const t0 = Date.now();
-        const n = await step({ pool: o.pool, ch: o.ch }, job);
+        const n = await step({ pool: o.pool, ch: o.ch, pace }, job);
         o.log.info('erasure step', { erasureId: job.id, step: name, rows: n, ms: Date.now() - t0 });
         if (o.pauseMs > 0) await sleep(o.pauseMs);
       }
