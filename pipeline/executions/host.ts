@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { HostCall, RenderResult } from '../../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
+import { splitVariant } from '../../lib/assign.js';
 import { isEmail } from '../governance/canonical.js';
 import { identifiersOf, profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../identity.js';
 import { newId } from '../ids.js';
@@ -38,6 +39,7 @@ export interface HostDeps {
 /** The execution fields the host needs. */
 export interface HostExecution {
   id: string; orgId: string; appId: string; sourceId: string; profileId: string; environment: 'development' | 'production'; runSeq: number;
+  journeyKey: string;
   /** Epoch ms when the activation's wall-clock budget ends: host work for it stops there. */
   deadline: number;
 }
@@ -125,6 +127,13 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
         return ok({ deliveryId: r.delivery.id });
       }
       case 'email.send': return sendEmail(d, ex, call, profile);
+      case 'split': {
+        // Stable by (journey, split name, profile): every process and every run answers the same;
+        // the journal keeps the answer for replays. Recorded on the execution as `variants`.
+        const variant = splitVariant(ex.journeyKey, a.name, ex.profileId, a.weights);
+        await d.pool.query(`UPDATE executions SET variants = variants || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [ex.id, a.name, variant]);
+        return ok(variant);
+      }
     }
   };
 }

@@ -19,6 +19,7 @@ import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
 import { batchSubmits } from './batcher.js';
 import { claimDue } from './claim.js';
 import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
+import { nextDebounceMs, startDebounced } from './starts.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -61,6 +62,8 @@ interface Row {
 }
 
 const RETRY_MAX_MS = 60_000;
+/** Debounced starts taken per tick; a full batch looks again at the next tick. */
+const DEBOUNCE_BATCH = 200;
 /** Activations in hand per QuickJS thread. */
 const PER_THREAD = 16;
 /**
@@ -131,7 +134,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
     const ex: HostExecution = {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
-      deadline: Date.now() + wallMs,
+      journeyKey: row.journey_key, deadline: Date.now() + wallMs,
     };
     const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps }, ex);
     const { port1, port2 } = new MessageChannel();
@@ -233,6 +236,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
        FROM cur WHERE x.id = cur.id`, args);
   };
 
+  /** When the earliest debounced start is due (epoch ms): at start-up, now. */
+  let debounceAt = 0;
   /** The next wake of the timer (epoch ms), Infinity when none is set. */
   let timerAt = Infinity;
   const wakeAt = (at: number) => {
@@ -250,11 +255,14 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
    */
   const plan = async () => {
     if (timerAt <= Date.now() + pollMs) return;
+    // Debounced starts (journey_debounce) are timers too: the earliest one counts.
+    const d = await nextDebounceMs(o.pool);
+    debounceAt = d === null ? Infinity : Date.now() + d;
     const r = await o.pool.query<{ ms: number | null }>(
       `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
          AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
-    const ms = r.rows[0]?.ms;
-    wakeAt(Date.now() + (ms === null || ms === undefined ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
+    const ms = Math.min(r.rows[0]?.ms ?? Infinity, d ?? Infinity);
+    wakeAt(Date.now() + (ms === Infinity ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
   };
 
   const tick = async () => {
@@ -263,6 +271,11 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     ticking = true;
     try {
       let planned = true;
+      // Due debounced starts become executions first (any process may take them: SKIP LOCKED).
+      if (debounceAt <= Date.now()) {
+        debounceAt = Infinity;
+        if (await startDebounced(o.pool, o.log, DEBOUNCE_BATCH) >= DEBOUNCE_BATCH) debounceAt = 0;
+      }
       do {
         again = false;
         const room = capacity - inFlight.size;
