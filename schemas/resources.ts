@@ -709,7 +709,27 @@ export const RetentionSchema = Type.Object(
       '(never a running or waiting one) with their logs, e-mails and webhook deliveries by creation (never a pending one), Segment rejections by creation.',
   },
 );
-export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy, retention: RetentionSchema }, { title: 'Settings' });
+export const FrequencyCapSchema = Type.Object(
+  {
+    max: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    per: Type.Union([Type.String({ maxLength: 20 }), Type.Integer({ minimum: 1, maximum: 315_360_000_000 })], { description: "A duration like '1d' or '7d', or milliseconds (at most 10 years)." }),
+  },
+  { title: 'FrequencyCap', description: 'At most `max` marketing e-mails to a profile per `per`; an `email.send` over it answers `frequency_capped` and sends nothing.' },
+);
+export const QuietHoursSchema = Type.Object(
+  {
+    start: Type.String({ description: "Local time of day 'HH:MM' (24-hour; 'HH:MM:SS' is accepted too)." }),
+    end: Type.String({ description: "Local time of day 'HH:MM'; before `start` the window spans midnight." }),
+    timezoneTrait: Type.String({ minLength: 1, maxLength: 200, description: 'The profile trait holding its IANA time zone name.' }),
+    defaultTimezone: Type.String({ minLength: 1, maxLength: 100, description: 'IANA name used when the trait is missing or not a time zone.' }),
+  },
+  { title: 'QuietHours', description: 'A marketing `email.send` inside these hours (the profile\'s local time) waits on a durable timer until they end, then sends, as one journal entry.' },
+);
+export const MessagingSchema = Type.Object(
+  { frequencyCap: Nullable(FrequencyCapSchema), quietHours: Nullable(QuietHoursSchema) },
+  { title: 'Messaging', description: 'Rules for e-mail of templates with `sendClass: "marketing"`; transactional e-mail is never capped or deferred. null: no rule.' },
+);
+export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy, retention: RetentionSchema, messaging: MessagingSchema }, { title: 'Settings' });
 
 export const UsersMeSchema = Type.Object(
   {

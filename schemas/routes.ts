@@ -9,7 +9,7 @@ import {
 } from './common.js';
 import {
   AppSchema, CreatedAppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
-  DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
+  DeletedSchema, DroppedSchema, MessagingSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
@@ -836,8 +836,12 @@ export const routes: RouteDef[] = [
   route({
     id: 'settingsUpdate', method: 'PATCH', path: '/v1/settings', tag: 'settings', auth: ['session'], admin: true,
     summary: 'Change settings (partial)',
-    description: 'Only the members given change, and within `retention` only the kinds given (null: keep forever).',
-    body: Body(Type.Object({ ingestionPolicy: Type.Optional(IngestionPolicy), retention: Type.Optional(Type.Partial(RetentionSchema, { additionalProperties: false })) })),
+    description: 'Only the members given change, and within `retention` only the kinds given (null: keep forever); within `messaging` only the rules given (null: no rule).',
+    body: Body(Type.Object({
+      ingestionPolicy: Type.Optional(IngestionPolicy),
+      retention: Type.Optional(Type.Partial(RetentionSchema, { additionalProperties: false })),
+      messaging: Type.Optional(Type.Partial(MessagingSchema, { additionalProperties: false })),
+    })),
     ok: { 200: json('The settings.', Data(SettingsSchema)) },
   }),
   route({

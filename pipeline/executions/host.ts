@@ -14,7 +14,9 @@ import { newId } from '../ids.js';
 import { latestReadyVersion, versionModule } from '../journeys/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
 import { enqueueWebhookDelivery } from '../webhooks/mod.js';
+import { marketingAllowed } from './messaging.js';
 import type { PropsCheck, PropsInput } from './props.js';
+import { countJourney } from './starts.js';
 
 /** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
 export interface EmailMessage {
@@ -34,6 +36,8 @@ export interface HostDeps {
    * is still running at `deadline` (epoch ms), which ends that thread.
    */
   checkProps(input: PropsInput, deadline: number): Promise<PropsCheck>;
+  /** A warning of this process's log (an invalid time zone trait, once per profile). */
+  warn?(message: string, fields: Record<string, unknown>): void;
 }
 
 /** The execution fields the host needs. */
@@ -165,6 +169,12 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   if (!mod) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
   const out = await d.render(mod.code, props);
   if (!out.ok) return fail(out.code, `template ${template}: ${out.message}`);
+  // Marketing e-mail follows the org's messaging rules (quiet hours defer, the cap refuses).
+  if ((version.manifest as { sendClass?: string }).sendClass === 'marketing') {
+    const allowed = await marketingAllowed(d.pool, d.warn ?? (() => {}), { orgId: ex.orgId, journeyKey: ex.journeyKey, profileId: p.id, traits: p.traits ?? {}, key: call.idempotencyKey },
+      () => countJourney(d.pool, ex.orgId, ex.journeyKey, 'capped', 1));
+    if (!allowed) return fail('frequency_capped', 'the profile reached the frequency cap for marketing e-mail (settings.messaging.frequencyCap); nothing was sent');
+  }
   const sent = await d.sendEmail({ orgId: ex.orgId, key: call.idempotencyKey, executionId: ex.id, template, to, subject: out.subject, html: out.html, text: out.text });
   return ok({ emailId: sent.id, to });
 }

@@ -21,6 +21,8 @@ export const journeyCode = (j: JourneySpec) => `import { journey } from 'headwat
 
 export interface TemplateSpec {
   key: string; render: string; propsSchema?: Record<string, unknown>;
+  /** Default transactional. */
+  sendClass?: 'marketing' | 'transactional';
   /** A whole TypeScript template module (e.g. the scaffold's), used instead of one built around `render`. */
   code?: string;
 }
@@ -37,8 +39,8 @@ export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: Jo
   }
   const tpls = [];
   for (const t of templates) {
-    const code = t.code ?? `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: 'transactional', verifyLink: false }, ${t.render});`;
-    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code, t.code ? 'ts' : 'js')), t.propsSchema ? { propsSchema: t.propsSchema } : {}));
+    const code = t.code ?? `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: ${JSON.stringify(t.sendClass ?? 'transactional')}, verifyLink: false }, ${t.render});`;
+    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code, t.code ? 'ts' : 'js')), { ...(t.propsSchema ? { propsSchema: t.propsSchema } : {}), ...(t.sendClass ? { sendClass: t.sendClass } : {}) }));
   }
   const r = await push(s, admin, fx.org.org.id, fx.app.id, manifest({ journeys: entries, templates: tpls, source: src }));
   if (r.status !== 201) throw new Error(`push failed: ${r.status} ${r.text}`);

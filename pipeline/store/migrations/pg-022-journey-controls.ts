@@ -10,6 +10,8 @@ import type { Migration } from './types.js';
 // row per journey locked by the inserting transaction, so every process shares one count.
 // `journey_debounce`: a debounced journey's pending start per profile: the latest trigger event and
 // when it is due; due rows are claimed with SKIP LOCKED by any process's runner.
+// `marketing_sends`: the marketing e-mails sent per profile, which the frequency cap counts (keyed by
+// the send's idempotency key, so a repeated activation is not counted twice).
 export const pg022: Migration = {
   version: 22,
   name: 'journey controls',
@@ -40,5 +42,12 @@ export const pg022: Migration = {
       due_at timestamptz NOT NULL,
       PRIMARY KEY (org_id, journey_key, profile_id))`,
     `CREATE INDEX journey_debounce_due ON journey_debounce (due_at)`,
+    `CREATE TABLE marketing_sends (
+      org_id text NOT NULL,
+      profile_id text NOT NULL,
+      key text NOT NULL,
+      sent_at timestamptz NOT NULL,
+      PRIMARY KEY (org_id, key))`,
+    `CREATE INDEX marketing_sends_profile ON marketing_sends (org_id, profile_id, sent_at)`,
   ],
 };
