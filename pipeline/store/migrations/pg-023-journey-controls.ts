@@ -12,8 +12,8 @@ import type { Migration } from './types.js';
 // when it is due; due rows are claimed with SKIP LOCKED by any process's runner.
 // `marketing_sends`: the marketing e-mails sent per profile, which the frequency cap counts (keyed by
 // the send's idempotency key, so a repeated activation is not counted twice).
-export const pg022: Migration = {
-  version: 22,
+export const pg023: Migration = {
+  version: 23,
   name: 'journey controls',
   statements: [
     `ALTER TABLE executions ADD COLUMN exit_reason text`,
