@@ -47,6 +47,7 @@ import { createInProcessStreams, createJetStreams, StreamUnavailableError } from
 import { startEngine } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
 import { DropCounter } from '../pipeline/drops.js';
+import { OutcomeCounter } from '../pipeline/stats/outcomes.js';
 import { classifyStoreError } from '../pipeline/store/errors.js';
 import { reconcileRoutes } from './routes/reconcile.js';
 import { IngestGate } from '../ingest/gate.js';
@@ -57,6 +58,7 @@ import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { pushRoutes } from './routes/pushes.js';
 import { journeyRoutes } from './routes/journeys.js';
+import { statsRoutes } from './routes/stats.js';
 import { executionRoutes, journalRoutes } from './routes/executions.js';
 import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
 
@@ -238,7 +240,13 @@ export async function startService(config: Config, log: Logger): Promise<Service
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
     // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
     // runner and promote replays submit directly: their work was accepted already.
-    const gate = new IngestGate(streams.ingest, { maxWaitMs: config.ingestMaxWaitMs, observe: metrics.observeCalls });
+    // Held and refused track calls are counted per org and minute for the events chart.
+    const outcomes = new OutcomeCounter(pgStore.pool, log);
+    closers.push(() => outcomes.close());
+    const gate = new IngestGate(streams.ingest, {
+      maxWaitMs: config.ingestMaxWaitMs,
+      observe: (calls, results) => { metrics.observeCalls(calls, results); outcomes.observe(calls, results); },
+    });
     const admitted = suppressions.wrap(gate);
     metrics.attach({
       pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
@@ -256,6 +264,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     artifactRoutes(bind, deps);
     pushRoutes(bind, deps, compiler);
     journeyRoutes(bind, deps);
+    statsRoutes(bind, deps);
     executionRoutes(bind, deps);
     journalRoutes(bind, deps);
     privacyRoutes(bind, deps, { eraser, suppressions });

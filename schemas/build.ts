@@ -419,6 +419,7 @@ function buildOpenApi(list: RouteDef[]): JsonObject {
     events: 'Event and profile reads.',
     journeys: 'Journeys filed by pushes, and enabling them.',
     emails: 'E-mails sent by journeys.',
+    stats: 'Counts over time for the dashboard: track calls by outcome, the org\'s totals and delivery failure rates.',
     privacy: 'Erasure, suppression and export of a person\'s data (docs/privacy.md).',
     segment: 'Segment-compatible ingestion: Segment\'s tracking API under `/segment/v1`, so Segment\'s SDKs send to headwater unmodified (source write key). Answers follow Segment\'s conventions, not the envelope.',
   };

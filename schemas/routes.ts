@@ -19,6 +19,7 @@ import {
 import { JourneyJournalsSchema } from './journals.js';
 import { segmentRoutes } from './segment-routes.js';
 import { privacyRoutes } from './privacy-routes.js';
+import { statsRoutes } from './stats-routes.js';
 import { deployKeyMayCall } from './scope.js';
 
 // ---------------------------------------------------------------- builder
@@ -965,4 +966,5 @@ export const routes: RouteDef[] = [
   // ------------------------------------------------------------ Segment-compatible ingestion
   ...segmentRoutes,
   ...privacyRoutes({ route, json }),
+  ...statsRoutes({ route, json }),
 ];

@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { hw, initProject } from './helpers/cli.js';
 import { journey, template } from '../sdk/index.js';
 import { runJourney } from '../sdk/testing.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'runJourney and headwater test run in memory');
 
 t.test('a scaffolded project passes its own test; a day of sleeping and waiting takes under a second', async (t) => {
   const dir = await initProject(t);

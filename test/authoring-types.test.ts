@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { hw } from './helpers/cli.js';
 import { call, createAppFixture, startServer, trackCall } from './helpers/server.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'headwater types output; the plan it reads is tested in both passes');
 
 const s = await startServer();
 t.teardown(() => s.close());

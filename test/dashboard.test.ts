@@ -210,7 +210,7 @@ async function main() {
   t.test('every page renders for the admin without console errors', async (t) => {
     const hook = await call(s.url, 'POST', '/v1/webhooks', { token: f.admin, body: { data: { name: uid('crm'), config: { url: 'https://example.com/hook' } } } });
     t.equal(hook.status, 201, hook.text);
-    const paths = ['/ui/', '/ui/catalog', '/ui/profiles', '/ui/segments', '/ui/segments/new', '/ui/journeys', '/ui/webhooks', `/ui/webhooks/${hook.body.data.id}`];
+    const paths = ['/ui/', '/ui/catalog', '/ui/profiles', '/ui/segments', '/ui/segments/new', '/ui/journeys', '/ui/emails', '/ui/webhooks', `/ui/webhooks/${hook.body.data.id}`];
     if (executionsServed) paths.push('/ui/executions');
     else t.comment('GET /v1/executions is not served by this build: the executions pages are not visited');
     for (const p of paths) {
@@ -231,7 +231,7 @@ async function main() {
     t.equal(new URL(member.page.url()).hash, '', 'token removed from the address');
     const segs = await call(s.url, 'GET', '/v1/segments', { token: f.admin });
     const prof = await call(s.url, 'GET', `/v1/profiles?kind=userId&value=${user}`, { token: f.admin });
-    const paths = ['/ui/', '/ui/catalog', `/ui/profiles/${prof.body.data[0].id}`, '/ui/segments', `/ui/segments/${segs.body.data[0].id}`, '/ui/journeys', '/ui/webhooks'];
+    const paths = ['/ui/', '/ui/catalog', `/ui/profiles/${prof.body.data[0].id}`, '/ui/segments', `/ui/segments/${segs.body.data[0].id}`, '/ui/journeys', '/ui/emails', '/ui/webhooks'];
     if (executionsServed) paths.push('/ui/executions');
     for (const p of paths) {
       await member.page.goto(s.url + p);

@@ -4,6 +4,9 @@
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { call, startServer } from './helpers/server.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'the OpenAPI document');
 
 // Every route of interface.md and decisions.md.
 const CONTRACT: Array<[string, string]> = [

@@ -10,6 +10,9 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { call, randomName } from './helpers/server.js';
 import { BIN, serveBin, stopBin } from './helpers/serve.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'how the CLI picks its operator token');
 
 const run = promisify(execFile);
 

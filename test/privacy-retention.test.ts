@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { call, createAppFixture, createOrg, expectError, identifyCall, poll, trackCall, uid, startServer } from './helpers/server.js';
 import { deployJourneys } from './helpers/journeys.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
+import { startReceiver } from './helpers/receiver.js';
 
 // A database of its own: this server sweeps every 300 ms, and on the shared DATABASE_URL it would
 // sweep (and wait on) every other test file's orgs too.
 const db = await ownDatabase(t);
-const s = await startServer([], { HEADWATER_RETENTION_SWEEP_MS: '300', ...dbEnv(db) });
+const s = await startServer([], { HEADWATER_RETENTION_SWEEP_MS: '300', HEADWATER_WEBHOOK_ALLOW_PRIVATE: 'true', ...dbEnv(db) });
 t.teardown(() => s.close());
 const pool = db ? new pg.Pool({ connectionString: db, max: 1 })
   : new pg.Pool({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 1 });
@@ -46,8 +47,13 @@ t.test('the sweep deletes what is older than each window, never a waiting execut
   const fx = await createAppFixture(s);
   const admin = fx.admin;
   const orgId = fx.org.org.id;
+  const rcv = await startReceiver(() => ({ status: 200 }));
+  t.teardown(() => rcv.close());
+  const hook = await call(s.url, 'POST', '/v1/webhooks', { token: admin, body: { data: { name: 'sink', config: { url: rcv.url } } } });
+  t.equal(hook.status, 201);
+  rcv.secret = hook.body.data.signingSecret;
   await deployJourneys({ url: s.url, operatorToken: s.operatorToken, close: async () => {} }, fx, [
-    { key: 'done', body: `await ctx.email.send('note', { n: 1 });` },
+    { key: 'done', body: `await ctx.email.send('note', { n: 1 }); await ctx.webhook.send('sink', { n: 1 }); await ctx.webhook.send('sink', { n: 2 });` },
     { key: 'waits', body: `await ctx.waitForEvent(['never'], { timeout: '30d' });` },
   ], [{ key: 'note', render: `(props) => ({ subject: 'N', html: '<p>n</p>', text: 'n' })` }]);
   // Keep the sweep away from this org until everything is aged.
@@ -71,6 +77,9 @@ t.test('the sweep deletes what is older than each window, never a waiting execut
   t.ok(finished && waiting, 'one completed, one waiting');
   await poll(() => get(admin, '/v1/events?event=Old'), (r) => r.body?.data?.length === 2, 15_000);
   await poll(() => get(admin, '/v1/emails'), (r) => r.body?.data?.length === 1, 15_000);
+  const deliveries = `/v1/webhooks/${hook.body.data.id}/deliveries`;
+  const sent = await poll(() => get(admin, deliveries), (r) => r.body?.data?.length === 2 && r.body.data.every((d: any) => d.status === 'succeeded'), 15_000);
+  const [newer, older] = sent.body.data.map((d: any) => d.id) as [string, string];
   const fresh = await call(s.url, 'POST', '/v1/emails/test', { token: admin, body: { data: { to: 'ops@example.com' } } });
   t.equal(fresh.status, 202);
   // A Segment call refused (no identity) becomes a rejection.
@@ -89,6 +98,7 @@ t.test('the sweep deletes what is older than each window, never a waiting execut
   await pool.query(`UPDATE executions SET started_at = now() - interval '100 days', ended_at = CASE WHEN ended_at IS NULL THEN NULL ELSE now() - interval '95 days' END WHERE org_id = $1`, [orgId]);
   await pool.query(`UPDATE emails SET created_at = now() - interval '31 days' WHERE org_id = $1 AND id <> $2`, [orgId, fresh.body.data.id]);
   await pool.query(`UPDATE segment_rejections SET created_at = now() - interval '31 days' WHERE id = $1`, [rejections[0]]);
+  await pool.query(`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = $1`, [older]);
   t.equal((await patch(admin, { retention: { events: 10 } })).status, 200);
   await pool.query(`UPDATE orgs SET retention_swept_at = NULL WHERE id = $1`, [orgId]);
 
@@ -101,6 +111,7 @@ t.test('the sweep deletes what is older than each window, never a waiting execut
   t.equal((await pool.query('SELECT count(*)::int AS n FROM execution_logs WHERE execution_id = $1', [finished.id])).rows[0].n, 0, 'with its logs');
   t.same((await get(admin, '/v1/emails')).body.data.map((e: any) => e.id), [fresh.body.data.id], 'only the recent e-mail is kept');
   t.same((await pool.query('SELECT id FROM segment_rejections WHERE org_id = $1', [orgId])).rows.map((r) => r.id), [rejections[1]], 'only the recent rejection is kept');
+  t.same((await get(admin, deliveries)).body.data.map((d: any) => d.id), [newer], 'only the recent webhook delivery is kept');
   const other2 = await createOrg(s);
   t.equal((await get(other2.sessions.admin, '/v1/settings')).body.data.retention.events, null, 'other orgs keep their own windows');
 });

@@ -9,6 +9,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { bundleFiles, readDefinition, SDK_FILE } from '../cli/project/index.js';
 import { ROOT, initProject, journeyFile } from './helpers/cli.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'local bundling');
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'hw-build-'));

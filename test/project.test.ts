@@ -4,6 +4,9 @@ import t from 'tap';
 import { writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { closedPort, hw, initProject, journeyFile, oneLineFailure, scaffold, type Run } from './helpers/cli.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'local project commands and refusals');
 
 t.test('--help on every command exits 0', async (t) => {
   const all = [['--help'], ['serve', '--help'], ['worker', '--help'], ['org', 'create', '--help'], ['init', '--help'], ['push', '--help'], ['push', '-h']];

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './helpers/cli.js';
 import { serveBin, stopBin } from './helpers/serve.js';
+import { embeddedPassOnly } from './helpers/modes.js';
+
+embeddedPassOnly(t, 'the README quick start starts an embedded server of its own');
 
 /** The shell blocks of the README section `## Quick start`, in order. */
 export function quickStartBlocks(readme: string): string[] {

@@ -82,7 +82,12 @@ export async function runPush(argv: string[]): Promise<number> {
     const failed = p.versions.filter((v) => v.status === 'failed');
     if (json) { process.stdout.write(JSON.stringify(p, null, 2) + '\n'); return failed.length ? 1 : 0; }
     const lines = [`push ${p.id} (#${p.seq}) to app ${p.appId}: ${p.versions.length} new version${p.versions.length === 1 ? '' : 's'}; ${r.value.uploaded} artifact${r.value.uploaded === 1 ? '' : 's'} uploaded, ${r.value.skipped} already stored`];
-    for (const v of p.versions) lines.push(`  ${v.kind.padEnd(8)} ${v.key.padEnd(24)} ${v.id}  ${v.status}${v.status === 'failed' && v.error ? ': ' + v.error.replace(/\s*\n\s*/g, ' ') : ''}`);
+    for (const v of p.versions) {
+      // A compile the service failed is placed at its project file (the build itself is the service's).
+      const where = r.value.files[`${v.kind}:${v.key}`];
+      const why = v.status === 'failed' && v.error ? `: ${where ? where + ': ' : ''}${v.error.replace(/\s*\n\s*/g, ' ')}` : '';
+      lines.push(`  ${v.kind.padEnd(8)} ${v.key.padEnd(24)} ${v.id}  ${v.status}${why}`);
+    }
     process.stdout.write(lines.join('\n') + '\n');
     if (failed.length) return error(`${failed.length} of ${p.versions.length} version${p.versions.length === 1 ? '' : 's'} failed to compile: ${failed.map((v) => v.key).join(', ')}`);
     return 0;

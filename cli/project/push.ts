@@ -28,7 +28,11 @@ export interface PushOptions {
   waitMs?: number;
 }
 
-export interface PushOutcome { push: Push; uploaded: number; skipped: number }
+export interface PushOutcome {
+  push: Push; uploaded: number; skipped: number;
+  /** The project file of each definition, by `kind:key`: where a version that failed to compile came from. */
+  files: Record<string, string>;
+}
 
 interface Artifact { digest: string; kind: 'bundle' | 'source'; bytes: Buffer }
 
@@ -67,6 +71,7 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   const checked = checkManifest(manifest, built);
   if (!checked.ok) return checked;
 
+  const files = Object.fromEntries(built.map((b) => [`${b.definition.kind}:${b.definition.key}`, b.file]));
   const client = createClient(o.url, o.token, o.tokenFrom);
   const me = await client.me();
   if (!me.ok) return me;
@@ -80,16 +85,16 @@ export async function pushProject(o: PushOptions): Promise<Result<PushOutcome>> 
   if (!sent.ok) return sent;
   const push = await client.createPush({ manifest, appId: o.appId, orgId: me.value.orgId });
   if (!push.ok) return push;
-  if (o.wait === false) return ok({ push: push.value, ...sent.value });
+  if (o.wait === false) return ok({ push: push.value, ...sent.value, files });
   // The pipeline key may create pushes but not read them back (it is refused everywhere but push
   // creation, artifacts and /v1/users/me): with it the results are read with a session instead.
   if (me.value.scheme === 'pipelineKey') {
     say('not waiting for the compile results: the pipeline key cannot read pushes; `headwater journeys` with a session shows them');
-    return ok({ push: push.value, ...sent.value });
+    return ok({ push: push.value, ...sent.value, files });
   }
   const done = await waitCompiled(client, push.value, o.waitMs ?? WAIT_MS, say);
   if (!done.ok) return done;
-  return ok({ push: done.value, ...sent.value });
+  return ok({ push: done.value, ...sent.value, files });
 }
 
 const WAIT_MS = 5 * 60_000;

@@ -10,6 +10,8 @@ import { Catalog } from './pages/catalog';
 import { ProfileSearch, ProfilePage } from './pages/profiles';
 import { SegmentList, SegmentPage } from './pages/segments';
 import { Journeys } from './pages/journeys';
+import { JourneyPage } from './pages/journey';
+import { EmailList } from './pages/emails';
 import { ExecutionList, ExecutionPage } from './pages/executions';
 import { WebhookList, WebhookPage } from './pages/webhooks';
 import { PrivacyPage } from './pages/privacy';
@@ -40,19 +42,21 @@ async function exchangeLoginFromHash(): Promise<string | null> {
 
 const NAV: Array<[string, string]> = [
   ['/', 'Overview'], ['/catalog', 'Catalog'], ['/profiles', 'Profiles'], ['/segments', 'Segments'],
-  ['/journeys', 'Journeys'], ['/executions', 'Executions'], ['/webhooks', 'Webhooks'], ['/privacy', 'Privacy'],
+  ['/journeys', 'Journeys'], ['/executions', 'Executions'], ['/emails', 'E-mails'], ['/webhooks', 'Webhooks'], ['/privacy', 'Privacy'],
 ];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
   let m: RegExpExecArray | null;
   if (path === '/') return <Overview />;
   if (path === '/catalog') return <Catalog />;
-  if (path === '/profiles') return <ProfileSearch kind={query.get('kind') ?? 'userId'} value={query.get('value') ?? ''} />;
+  if (path === '/profiles') return <ProfileSearch query={query} />;
   if ((m = /^\/profiles\/([^/]+)$/.exec(path))) return <ProfilePage id={decodeURIComponent(m[1]!)} />;
   if (path === '/segments') return <SegmentList />;
   if (path === '/segments/new') return <SegmentPage />;
   if ((m = /^\/segments\/([^/]+)$/.exec(path))) return <SegmentPage id={decodeURIComponent(m[1]!)} />;
   if (path === '/journeys') return <Journeys />;
+  if ((m = /^\/journeys\/([^/]+)$/.exec(path))) return <JourneyPage journeyKey={decodeURIComponent(m[1]!)} />;
+  if (path === '/emails') return <EmailList query={query} />;
   if (path === '/executions') return <ExecutionList query={query} />;
   if ((m = /^\/executions\/([^/]+)$/.exec(path))) return <ExecutionPage id={decodeURIComponent(m[1]!)} />;
   if (path === '/privacy') return <PrivacyPage query={query} />;

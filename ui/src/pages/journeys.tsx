@@ -1,8 +1,9 @@
-// Journeys with enable / disable (admin) and a link to each journey's executions; below them the
+// Journeys with enable / disable (admin), each linking to its page and its executions; below them the
 // recent pushes, each with its author beside the versions it filed (who changed running code).
 import { useState } from 'preact/hooks';
 import { api, type S } from '../api';
 import { ErrorBox, Link, Loaded, Time, useAction, useIsAdmin, useLoad, useTitle } from '../lib';
+import { TriggerWords } from './journey';
 
 function Toggle({ j, onDone }: { j: S['Journey']; onDone: () => void }) {
   const act = useAction();
@@ -55,7 +56,7 @@ export function Journeys() {
               <thead><tr><th>Key</th><th>Purpose</th><th>Trigger</th><th>App</th><th>Enabled</th><th>Updated</th><th>Executions</th>{admin ? <th>Change</th> : null}</tr></thead>
               <tbody>{r.data.map((j) => (
                 <tr key={j.key}>
-                  <td>{j.key}</td><td>{j.purpose}</td><td><code>{JSON.stringify(j.trigger)}</code></td><td><code>{j.appId}</code></td>
+                  <td><Link href={`/journeys/${encodeURIComponent(j.key)}`}>{j.key}</Link></td><td>{j.purpose}</td><td><TriggerWords trigger={j.trigger} /></td><td><code>{j.appId}</code></td>
                   <td>{j.enabled ? 'yes' : 'no'}</td><td><Time at={j.updatedAt} /></td>
                   <td><Link href={`/executions?journey=${encodeURIComponent(j.key)}`}>executions</Link></td>
                   {admin ? <td><Toggle j={j} onDone={load.reload} /></td> : null}

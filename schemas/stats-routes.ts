@@ -1,0 +1,116 @@
+// Read routes of the dashboard's numbers (docs/dashboard.md): the org's track calls over time by
+// outcome, its counts with failure rates, and a journey's metrics. Built with the route builder of
+// routes.ts, which passes it in (so this file does not import routes.ts back).
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ResponseDef, RouteDef } from './route.js';
+import { Data, DateTime, MapOf, Nullable, StringEnum } from './common.js';
+
+interface Builders {
+  route: (spec: any) => RouteDef;
+  json: (description: string, schema: TSchema) => ResponseDef;
+}
+
+const Count = Type.Integer({ minimum: 0 });
+const Rate = Nullable(Type.Number({ minimum: 0, maximum: 1 }));
+
+const Window = (bucket: readonly string[], defaults: string) => ({
+  since: Type.Optional(Type.String({ format: 'date-time', description: `Start of the window (inclusive; rounded down to its bucket). Default: ${defaults} before \`until\`.` })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'End of the window (exclusive). Default: now.' })),
+  bucket: Type.Optional(StringEnum(bucket as [string, ...string[]], { description: `Bucket width (default \`${bucket[0]}\`); at most 1,500 buckets per answer.` })),
+});
+
+export const EventStatsSchema = Type.Object(
+  {
+    bucket: StringEnum(['minute', 'hour'] as const),
+    since: DateTime,
+    until: DateTime,
+    totals: Type.Object({ accepted: Count, quarantined: Count, denied: Count, rejected: Count }),
+    series: Type.Array(Type.Object({ at: DateTime, accepted: Count, quarantined: Count, denied: Count, rejected: Count }), {
+      description: 'One point per bucket start (UTC), empty buckets included, oldest first.',
+    }),
+  },
+  {
+    title: 'EventStats',
+    description:
+      'Track calls by when they were received. `accepted`: events stored (distinct event ids in the event store; `system.segment_entered` and `system.segment_exited` of segment transitions excluded, the tracks of journeys included). `quarantined`: held by the strict policy. ' +
+      '`denied`: refused for a denied event or trait name (`event_denied`, `trait_denied`). `rejected`: refused for another reason (`validation_failed`, ' +
+      '`over_quota`, an archived source, ...). Refusals of the HTTP layer itself (a malformed body, a bad key) are not calls and are not counted; ' +
+      'held and refused calls are stored every 2 s by the process that answered them.',
+  },
+);
+
+const Delivered = Type.Object({ total: Count, failed: Count, failureRate: Rate });
+
+export const StatsSummarySchema = Type.Object(
+  {
+    since: DateTime,
+    until: DateTime,
+    profiles: Type.Integer({ minimum: 0, description: 'Live profiles (not merged into another).' }),
+    segments: Count,
+    journeys: Type.Object({ total: Count, enabled: Count }),
+    executions: Type.Object({ running: Count, waiting: Count }, { description: 'Executions in that state now.' }),
+    emails: Type.Object(Delivered.properties, { description: 'E-mails recorded in the window; `failureRate` is failed / total (null when none).' }),
+    webhookDeliveries: Type.Object(Delivered.properties, { description: 'Webhook deliveries created in the window; `failureRate` is failed / total (null when none).' }),
+  },
+  { title: 'StatsSummary' },
+);
+
+const VariantStats = Type.Object({ entered: Count, converted: Count, conversionRate: Rate });
+
+export const JourneyMetricsSchema = Type.Object(
+  {
+    totals: Type.Object({
+      entered: Type.Integer({ minimum: 0, description: 'Executions started in the window.' }),
+      running: Type.Integer({ minimum: 0, description: 'Running now (whenever started).' }),
+      waiting: Type.Integer({ minimum: 0, description: 'Waiting now (whenever started).' }),
+      completed: Type.Integer({ minimum: 0, description: 'Ended `completed` in the window.' }),
+      failed: Type.Integer({ minimum: 0, description: 'Ended `failed` in the window.' }),
+      cancelled: Type.Integer({ minimum: 0, description: 'Ended `cancelled` in the window.' }),
+      exited: Count, converted: Count, holdout: Count, holdoutConverted: Count, throttled: Count, capped: Count,
+    }),
+    conversionRate: Rate,
+    holdoutConversionRate: Rate,
+    lift: Nullable(Type.Number()),
+    byVariant: MapOf(MapOf(VariantStats), { description: 'Split name -> variant key -> numbers.' }),
+    waitingBySteps: MapOf(Count, {
+      description: 'Waiting executions by where they wait: `#<journal position> <call> <argument>`, e.g. `#1 sleep 1h` or `#2 waitForEvent Purchased`. The counts add up to `totals.waiting`.',
+    }),
+    series: Type.Array(Type.Object({ at: DateTime, entered: Count, completed: Count, failed: Count, converted: Count }), {
+      description: 'One point per bucket start (UTC), empty buckets included, oldest first.',
+    }),
+  },
+  {
+    title: 'JourneyMetrics',
+    description: 'Goal, holdout, split, throttle and frequency-cap numbers (`exited`, `converted`, `holdout`, `holdoutConverted`, `throttled`, `capped`, the rates, `byVariant`) come from the journey controls.',
+  },
+);
+
+export function statsRoutes({ route, json }: Builders): RouteDef[] {
+  return [
+    route({
+      id: 'statsEvents', method: 'GET', path: '/v1/stats/events', tag: 'stats', auth: ['session'],
+      summary: 'Track calls over time, by outcome',
+      description: 'The org\'s track calls per minute or hour: accepted, quarantined, denied and rejected (see EventStats). Session of any role. `since` must be before `until`.',
+      query: Type.Object(Window(['minute', 'hour'], '24 hours')),
+      ok: { 200: json('The counts per bucket.', Data(EventStatsSchema)) },
+    }),
+    route({
+      id: 'statsSummary', method: 'GET', path: '/v1/stats/summary', tag: 'stats', auth: ['session'],
+      summary: 'The org\'s counts and delivery failure rates',
+      description: 'Profiles, segments, journeys (enabled), running and waiting executions now; e-mails and webhook deliveries created in the window with their failure rates. Session of any role.',
+      query: Type.Object({
+        since: Type.Optional(Type.String({ format: 'date-time', description: 'Default: 24 hours before `until`.' })),
+        until: Type.Optional(Type.String({ format: 'date-time', description: 'Default: now.' })),
+      }),
+      ok: { 200: json('The counts.', Data(StatsSummarySchema)) },
+    }),
+    route({
+      id: 'journeysMetrics', method: 'GET', path: '/v1/journeys/{key}/metrics', tag: 'journeys', auth: ['session'],
+      summary: 'A journey\'s metrics over time',
+      description: 'Entered, completed, failed and cancelled executions in the window (with a series per hour or day), running and waiting ones now and where they wait. Session of any role. `since` must be before `until`.',
+      params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
+      query: Type.Object(Window(['hour', 'day'], '24 hours (`hour`) or 30 days (`day`)')),
+      ok: { 200: json('The journey\'s metrics.', Data(JourneyMetricsSchema)) },
+    }),
+  ];
+}
