@@ -7,7 +7,7 @@ import { durationMs } from './duration.js';
 
 export const CALL_NAMES = [
   'sleep', 'waitForEvent', 'email.send', 'webhook.send', 'traits.set', 'traits.unset',
-  'profile.get', 'profiles.get', 'events.track', 'restart',
+  'profile.get', 'profiles.get', 'events.track', 'restart', 'split',
 ] as const;
 export type CallName = (typeof CALL_NAMES)[number];
 /** Calls the host performs; sleep, waitForEvent and restart end the activation instead. */
@@ -15,6 +15,9 @@ export type EffectName = Exclude<CallName, 'sleep' | 'waitForEvent' | 'restart'>
 
 /** Serialized arguments of one call, at most this many UTF-16 units. */
 export const MAX_ARGS_CHARS = 256 * 1024;
+/** Variants of one ctx.split, at most this many. */
+export const MAX_SPLIT_VARIANTS = 20;
+
 /** Names a journey waits for, at most this many in one waitForEvent. */
 export const MAX_WAIT_NAMES = 20;
 
@@ -67,6 +70,20 @@ const CHECKS: Record<CallName, Check> = {
   'profiles.get': shape({ id: str('id', 1, 200) }),
   'events.track': shape({ event: eventName, properties: obj('properties') }),
   restart: shape({ event: obj('event') }, ['event']),
+  split: shape({
+    name: str('name', 1, 100),
+    weights: (v) => {
+      const why = `weights must be an object of 1 to ${MAX_SPLIT_VARIANTS} variant keys (1 to 100 characters) to non-negative numbers, not all 0`;
+      if (!isObject(v)) return why;
+      const keys = Object.keys(v);
+      if (keys.length < 1 || keys.length > MAX_SPLIT_VARIANTS) return why;
+      for (const k of keys) {
+        const w = v[k];
+        if (k.length > 100 || k.length < 1 || typeof w !== 'number' || !Number.isFinite(w) || w < 0) return why;
+      }
+      return keys.some((k) => (v[k] as number) > 0) ? null : why;
+    },
+  }),
 };
 
 export const isCallName = (n: string): n is CallName => Object.prototype.hasOwnProperty.call(CHECKS, n);

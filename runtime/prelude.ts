@@ -116,6 +116,7 @@ function start(kind, input) {
     profiles: freeze({ get: function (id) { return call('profiles.get', { id: id }); } }),
     events: freeze({ track: function (event, properties) { return call('events.track', { event: event, properties: orEmpty(properties) }); } }),
     restart: function (event) { return call('restart', event === undefined ? {} : { event: event }); },
+    split: function (name, weights) { return call('split', { name: name, weights: weights }); },
     log: freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
   });
   P.resolve().then(function () { return d.handler(ctx); })

@@ -311,6 +311,10 @@ export const JournalCallSchema = TaggedUnion(
     call('profiles.get', { id: Type.String({ minLength: 1 }) }),
     call('events.track', { event: Type.String({ minLength: 1 }), properties: AnyObject() }),
     call('restart', { event: Type.Optional(AnyObject()) }),
+    call('split', {
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      weights: MapOf(Type.Number({ minimum: 0 }), { description: 'Variant key to its weight; the result is the chosen key.' }),
+    }),
   ],
   { title: 'JournalCall', description: 'A recorded journey call `{ name, args }`, e.g. `{ name: "sleep", args: { duration: "1s" } }`.' },
 );
@@ -360,6 +364,11 @@ const executionProps = {
   startedAt: DateTime,
   updatedAt: DateTime,
   endedAt: Nullable(DateTime),
+  exitReason: Nullable(Type.String({ description: 'Why the execution ended early: `event:<name>` (the journey\'s `exitOn`) or `goal` (its goal with `exit: true`); null otherwise.' })),
+  converted: Type.Boolean({ description: 'The profile\'s goal event was written within the goal\'s `within` of the start (whatever the status).' }),
+  convertedAt: Nullable(DateTime),
+  holdout: Type.Boolean({ description: 'Held out by the journey\'s `holdout`: completed at once, ran no code; its conversion is still measured.' }),
+  variants: MapOf(Type.String(), { description: 'Split name to the variant key `ctx.split` chose.' }),
 };
 export const ExecutionSchema = Type.Object(executionProps, { title: 'Execution' });
 export const ExecutionDetailSchema = Type.Object(
@@ -398,10 +407,16 @@ export const TriggerSchema = Type.Union(
   { title: 'Trigger', description: '`{ event }` starts a run for each such event of a profile; `{ segment, on }` on segment transitions.' },
 );
 
+// The controls below are checked when the version compiles (a bad value fails that version with
+// its message, not the push): docs/authoring.md, "Controls".
 const Enrollment = Type.Optional(
   Type.Object(
-    { cooldown: Type.Optional(Duration) },
-    { description: '`cooldown` bounds how soon the same profile may enter again.' },
+    {
+      cooldown: Type.Optional(Duration),
+      throttle: Type.Optional(Type.Unknown({ description: '`{ limit: integer, per: duration }`: at most `limit` new executions per `per` for the journey; triggers over it are skipped and counted.' })),
+      debounce: Type.Optional(Type.Unknown({ description: 'A duration: start only once the trigger event has been quiet that long for the profile (the latest one becomes `ctx.event`).' })),
+    },
+    { description: '`cooldown` bounds how soon the same profile may enter again; `throttle` and `debounce` pace the starts.' },
   ),
 );
 
@@ -412,6 +427,9 @@ const journeyEntryProps = {
   enrollment: Enrollment,
   description: Type.Optional(Type.String({ maxLength: 500 })),
   from: Type.Optional(Type.String({ maxLength: 200 })),
+  exitOn: Type.Optional(Type.Unknown({ description: 'An event name or 1 to 20 names: such an event of the profile ends its running or waiting execution (`cancelled`, `exitReason: "event:<name>"`).' })),
+  goal: Type.Optional(Type.Unknown({ description: '`{ event, within: duration, exit?: boolean }`: an execution is `converted` when the goal event is written within `within` of its start; with `exit: true` a running or waiting one ends `completed` (`exitReason: "goal"`).' })),
+  holdout: Type.Optional(Type.Unknown({ description: 'A percentage from 0 to 50: that share of entrants (a stable hash of journey key and profile id) completes at once with `holdout: true`, running no code.' })),
   spine: Type.Array(SpineStepSchema),
   bundle: Type.String({ description: 'sha256 digest of the stored bundle artifact.' }),
 };
@@ -691,7 +709,27 @@ export const RetentionSchema = Type.Object(
       '(never a running or waiting one) with their logs, e-mails and webhook deliveries by creation (never a pending one), Segment rejections by creation.',
   },
 );
-export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy, retention: RetentionSchema }, { title: 'Settings' });
+export const FrequencyCapSchema = Type.Object(
+  {
+    max: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    per: Type.Union([Type.String({ maxLength: 20 }), Type.Integer({ minimum: 1, maximum: 315_360_000_000 })], { description: "A duration like '1d' or '7d', or milliseconds (at most 10 years)." }),
+  },
+  { title: 'FrequencyCap', description: 'At most `max` marketing e-mails to a profile per `per`; an `email.send` over it answers `frequency_capped` and sends nothing.' },
+);
+export const QuietHoursSchema = Type.Object(
+  {
+    start: Type.String({ description: "Local time of day 'HH:MM' (24-hour; 'HH:MM:SS' is accepted too)." }),
+    end: Type.String({ description: "Local time of day 'HH:MM'; before `start` the window spans midnight." }),
+    timezoneTrait: Type.String({ minLength: 1, maxLength: 200, description: 'The profile trait holding its IANA time zone name.' }),
+    defaultTimezone: Type.String({ minLength: 1, maxLength: 100, description: 'IANA name used when the trait is missing or not a time zone.' }),
+  },
+  { title: 'QuietHours', description: 'A marketing `email.send` inside these hours (the profile\'s local time) waits on a durable timer until they end, then sends, as one journal entry.' },
+);
+export const MessagingSchema = Type.Object(
+  { frequencyCap: Nullable(FrequencyCapSchema), quietHours: Nullable(QuietHoursSchema) },
+  { title: 'Messaging', description: 'Rules for e-mail of templates with `sendClass: "marketing"`; transactional e-mail is never capped or deferred. null: no rule.' },
+);
+export const SettingsSchema = Type.Object({ ingestionPolicy: IngestionPolicy, retention: RetentionSchema, messaging: MessagingSchema }, { title: 'Settings' });
 
 export const UsersMeSchema = Type.Object(
   {

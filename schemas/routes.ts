@@ -9,7 +9,7 @@ import {
 } from './common.js';
 import {
   AppSchema, CreatedAppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
-  DeletedSchema, DroppedSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
+  DeletedSchema, DroppedSchema, MessagingSchema, EmailSchema, EventSchema, ExecutionDetailSchema, ExecutionSchema, ExecutionStatus,
   GovernanceState, HealthLiveSchema, HealthReadySchema, IdentifierKind, IngestionPolicy, JourneySchema,
   ManifestInputSchema, OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, PREDICATE_SEMANTICS, ProfileSchema, PromotedSchema, QuarantineEntrySchema,
   PushSchema, QuarantinedSchema, Role, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
@@ -548,6 +548,9 @@ export const routes: RouteDef[] = [
       status: Type.Optional(ExecutionStatus),
       profileId: Type.Optional(Filter),
       since: Type.Optional(Type.String({ format: 'date-time', description: 'Executions started at or after this instant.' })),
+      converted: Type.Optional(Type.Boolean({ description: 'Only executions that converted on their journey\'s goal (true) or did not (false).' })),
+      holdout: Type.Optional(Type.Boolean({ description: 'Only the held-out executions (true) or only the others (false).' })),
+      exitReason: Type.Optional(Type.String({ minLength: 1, maxLength: 300, description: 'Only executions that ended for this reason: `event:<name>` (an exit rule) or `goal`.' })),
     }),
     ok: { 200: json('A page of executions, newest first.', List(ExecutionSchema)) },
   }),
@@ -834,8 +837,12 @@ export const routes: RouteDef[] = [
   route({
     id: 'settingsUpdate', method: 'PATCH', path: '/v1/settings', tag: 'settings', auth: ['session'], admin: true,
     summary: 'Change settings (partial)',
-    description: 'Only the members given change, and within `retention` only the kinds given (null: keep forever).',
-    body: Body(Type.Object({ ingestionPolicy: Type.Optional(IngestionPolicy), retention: Type.Optional(Type.Partial(RetentionSchema, { additionalProperties: false })) })),
+    description: 'Only the members given change, and within `retention` only the kinds given (null: keep forever); within `messaging` only the rules given (null: no rule).',
+    body: Body(Type.Object({
+      ingestionPolicy: Type.Optional(IngestionPolicy),
+      retention: Type.Optional(Type.Partial(RetentionSchema, { additionalProperties: false })),
+      messaging: Type.Optional(Type.Partial(MessagingSchema, { additionalProperties: false })),
+    })),
     ok: { 200: json('The settings.', Data(SettingsSchema)) },
   }),
   route({

@@ -87,6 +87,30 @@ function durationMs(v: unknown): number | null {
   return ms <= MAX_DURATION_MS ? ms : null;
 }
 
+// The service's stable assignment (lib/assign.ts), copied: the SDK imports nothing.
+function assignPoint(...parts: string[]): number {
+  let h = 0x811c9dc5;
+  const s = parts.join('\u0000');
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
+}
+function pickWeighted(point: number, weights: Record<string, number>): string {
+  const keys = Object.keys(weights).sort();
+  const total = keys.reduce((n, k) => n + weights[k]!, 0);
+  let acc = 0;
+  for (const k of keys) {
+    acc += weights[k]! / total;
+    if (point < acc && weights[k]! > 0) return k;
+  }
+  return [...keys].reverse().find((k) => weights[k]! > 0)!;
+}
+const validWeights = (w: unknown): w is Record<string, number> => {
+  if (!w || typeof w !== 'object' || Array.isArray(w)) return false;
+  const v = Object.values(w as Record<string, unknown>);
+  return v.length >= 1 && v.length <= 20 && v.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0) && v.some((x) => (x as number) > 0);
+};
+
 class CallError extends Error {
   constructor(readonly code: string, message: string) { super(message); }
 }
@@ -169,6 +193,7 @@ export async function runJourney(definition: JourneyDefinition, options: RunOpti
         out.webhooks.push({ destination: a.destination, payload: a.payload, at: iso() });
         return { deliveryId: `whd_test_${out.webhooks.length}` };
       case 'email.send': return sendEmail(a.template, a.props);
+      case 'split': return pickWeighted(assignPoint('split', definition.key, a.name, profile.id), a.weights);
       default: throw new Stop('fail', 'journey_output_invalid', `unknown call ${name}`);
     }
   };
@@ -199,6 +224,7 @@ export async function runJourney(definition: JourneyDefinition, options: RunOpti
     if (name === 'sleep' && durationMs(args.duration) === null) return `sleep: duration must be a duration like '500ms', '2s', '5m', '1h', '3d' or an integer of milliseconds (got ${JSON.stringify(args.duration)})`;
     if (name === 'waitForEvent' && durationMs(args.timeout) === null) return `waitForEvent: timeout must be a duration (got ${JSON.stringify(args.timeout)})`;
     if (name === 'waitForEvent' && !(typeof args.event === 'string' || (Array.isArray(args.event) && args.event.length > 0))) return 'waitForEvent: event must be an event name or an array of names';
+    if (name === 'split' && (typeof args.name !== 'string' || !args.name || !validWeights(args.weights))) return 'split: name must be a string and weights an object of 1 to 20 keys to non-negative numbers, not all 0';
     if ((name === 'email.send' || name === 'webhook.send' || name === 'events.track') && typeof (args.template ?? args.destination ?? args.event) !== 'string') return `${name}: the first argument must be a string`;
     return null;
   };
@@ -253,6 +279,7 @@ export async function runJourney(definition: JourneyDefinition, options: RunOpti
       profiles: Object.freeze({ get: (id: string) => call('profiles.get', { id }) }),
       events: Object.freeze({ track: (name: string, properties?: Record<string, unknown>) => call('events.track', { event: name, properties: properties ?? {} }) }),
       restart: (e?: Record<string, unknown>) => call('restart', e === undefined ? {} : { event: e }),
+      split: (name: string, weights: Record<string, number>) => call('split', { name, weights }),
       log: Object.freeze({ debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }),
     });
     const ran = Promise.resolve().then(() => definition.handler(ctx as never)).then(

@@ -58,8 +58,23 @@ export interface JourneyOptions {
   purpose: string;
   /** Up to 20 tags. */
   tags?: string[];
-  /** `cooldown` bounds how soon the same profile may enter again. */
-  enrollment?: { cooldown?: Duration };
+  /**
+   * `cooldown` bounds how soon the same profile may enter again; `throttle` allows at most `limit`
+   * new executions per `per` for the journey (triggers over it are skipped and counted);
+   * `debounce` starts only once the trigger event has been quiet that long for the profile (the
+   * latest trigger becomes `ctx.event`).
+   */
+  enrollment?: { cooldown?: Duration; throttle?: { limit: number; per: Duration }; debounce?: Duration };
+  /** Events (1 to 20 names) that end the profile's running or waiting execution: `cancelled`, `exitReason: "event:<name>"`. */
+  exitOn?: string | string[];
+  /**
+   * The conversion: an execution is `converted` when the profile's `event` is written within
+   * `within` of its start; with `exit: true` a running or waiting one then ends (`completed`,
+   * `exitReason: "goal"`).
+   */
+  goal?: { event: string; within: Duration; exit?: boolean };
+  /** Percent of entrants (0 to 50) held out: they complete at once without running the handler; their conversions still count. */
+  holdout?: number;
   /** Up to 500 characters. */
   description?: string;
   /** Sender identity for the journey's e-mails; up to 200 characters. */
@@ -120,6 +135,12 @@ export interface JourneyContext {
   webhook: { send(destination: string, payload?: Record<string, unknown>): Promise<void> };
   /** Ends this run and starts over as a fresh one, with `event` as its trigger when given. */
   restart(event?: Partial<Event> | Record<string, unknown>): Promise<never>;
+  /**
+   * One of the keys of `weights`, chosen with those weights by a stable hash of (journey key,
+   * `name`, profile id): the same profile always gets the same key. Recorded on the execution as
+   * `variants[name]`.
+   */
+  split<K extends string>(name: string, weights: Record<K, number>): Promise<K>;
   /** Kept in the execution's logs. */
   log: JourneyLog;
 }

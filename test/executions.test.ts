@@ -40,7 +40,8 @@ t.test('a trigger starts one execution that runs profile.get, traits.set and eve
   t.equal(tr.status, 201, tr.text);
   const [x] = await untilExecutions(s, admin, { journey: 'three', profileId: p.id }, (l) => l.length === 1 && ended(l[0]));
   t.equal(x?.status, 'completed', x?.error);
-  t.same(Object.keys(x).sort(), ['endedAt', 'environment', 'error', 'id', 'journalEntries', 'journeyKey', 'orgId', 'profileId', 'releaseId', 'runId', 'startedAt', 'status', 'step', 'timerDeadline', 'updatedAt', 'workflowId'].sort());
+  t.same(Object.keys(x).sort(), ['endedAt', 'environment', 'error', 'id', 'journalEntries', 'journeyKey', 'orgId', 'profileId', 'releaseId', 'runId', 'startedAt', 'status', 'step', 'timerDeadline', 'updatedAt', 'workflowId',
+    'exitReason', 'converted', 'convertedAt', 'holdout', 'variants'].sort());
   t.equal(x.journalEntries, 3);
   t.equal(x.orgId, fx.org.org.id);
   t.equal(x.error, null);

@@ -24,11 +24,11 @@ t.test('retention settings', async (t) => {
   const o = await createOrg(s);
   // Out of the way of the sweep tests: nothing to delete here, but keep it from being swept at all.
   const g = await get(o.sessions.member, '/v1/settings');
-  t.same(g.body.data, { ingestionPolicy: 'permissive', retention: { events: null, executions: 90, emails: 30, webhookDeliveries: 30, rejections: 30 } }, 'defaults');
+  t.same(g.body.data, { ingestionPolicy: 'permissive', retention: { events: null, executions: 90, emails: 30, webhookDeliveries: 30, rejections: 30 }, messaging: { frequencyCap: null, quietHours: null } }, 'defaults');
   const p = await patch(o.sessions.admin, { retention: { emails: 7, events: 365 } });
   t.same(p.body.data.retention, { events: 365, executions: 90, emails: 7, webhookDeliveries: 30, rejections: 30 }, 'only the kinds given change');
   const q = await patch(o.sessions.admin, { ingestionPolicy: 'strict' });
-  t.same(q.body.data, { ingestionPolicy: 'strict', retention: { events: 365, executions: 90, emails: 7, webhookDeliveries: 30, rejections: 30 } }, 'policy alone keeps retention');
+  t.same(q.body.data, { ingestionPolicy: 'strict', retention: { events: 365, executions: 90, emails: 7, webhookDeliveries: 30, rejections: 30 }, messaging: { frequencyCap: null, quietHours: null } }, 'policy alone keeps retention');
   const n = await patch(o.sessions.admin, { retention: { executions: null } });
   t.equal(n.body.data.retention.executions, null, 'null keeps forever');
   t.equal(n.body.data.ingestionPolicy, 'strict', 'retention alone keeps the policy');

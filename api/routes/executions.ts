@@ -7,9 +7,11 @@ import type { Bind, Deps } from './deps.js';
 
 export function executionRoutes(bind: Bind, d: Deps) {
   bind('GET', '/v1/executions', async (req) => {
-    const q = req.query as { limit: number; journey?: string; release?: string; status?: string; profileId?: string; since?: string };
+    const q = req.query as { limit: number; journey?: string; release?: string; status?: string; profileId?: string; since?: string;
+      converted?: boolean; holdout?: boolean; exitReason?: string };
     const rows = await listExecutions(d.pool, req.principal.orgId!, {
       journey: q.journey, release: q.release, status: q.status, profileId: q.profileId, since: q.since,
+      converted: q.converted, holdout: q.holdout, exitReason: q.exitReason,
       beforeId: decodeCursor(req.query.cursor, isString), limit: q.limit,
     });
     return page(rows, q.limit, (x) => x.id, executionOut);

@@ -13,7 +13,7 @@ export interface Built {
   spine?: SpineStep[];
 }
 
-const JOURNEY_FIELDS = ['key', 'tags', 'trigger', 'purpose', 'enrollment', 'description', 'from'] as const;
+const JOURNEY_FIELDS = ['key', 'tags', 'trigger', 'purpose', 'enrollment', 'description', 'from', 'exitOn', 'goal', 'holdout'] as const;
 const TEMPLATE_FIELDS = ['key', 'tags', 'sendClass', 'verifyLink', 'unsubscribeLink', 'propsSchema'] as const;
 
 function pick(options: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {

@@ -23,6 +23,9 @@ export default journey({
   trigger: { event: 'signed_up' },
   purpose: 'onboarding',
   enrollment: { cooldown: '1d' },
+  // Controls: an unsubscribe ends the run at once; activating within a week counts as a conversion.
+  exitOn: 'unsubscribed',
+  goal: { event: 'activated', within: '7d' },
   description: 'Greets a new sign-up, nudges them once if they have not activated within a day.',
 }, async (ctx) => {
   const me = await ctx.profile.get();
@@ -34,8 +37,11 @@ export default journey({
     await ctx.events.track('onboarding_completed', { via: 'welcome' });
     ctx.log.info('activated within a day');
   } else {
+    // An A/B test of the nudge's tone: a profile always gets the same variant, recorded on the
+    // execution as \`variants.nudge\`.
+    const tone = await ctx.split('nudge', { friendly: 50, direct: 50 });
     await ctx.sleep('1h');
-    await ctx.webhook.send('crm', { profileId: me.id, stage: 'not_activated' });
+    await ctx.webhook.send('crm', { profileId: me.id, stage: 'not_activated', tone });
   }
   await ctx.traits.unset('onboarding_stage');
 });
@@ -72,6 +78,7 @@ test('welcome e-mails a new sign-up and tells the CRM when they have not activat
   assert.equal(run.status, 'completed', run.error?.message);
   assert.deepEqual(run.emails.map((e) => [e.to, e.subject]), [['ada@example.com', 'Welcome, Ada!']]);
   assert.deepEqual(run.webhooks.map((w) => w.payload.stage), ['not_activated']);
+  assert.ok(['friendly', 'direct'].includes(String(run.webhooks[0]?.payload.tone)), 'the split chose a variant');
   assert.equal(run.elapsedMs, 25 * 60 * 60 * 1000, 'a day of waiting and an hour of sleep, in virtual time');
 });
 

@@ -7,13 +7,16 @@
 import type pg from 'pg';
 import type { HostCall, RenderResult } from '../../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
+import { splitVariant } from '../../lib/assign.js';
 import { isEmail } from '../governance/canonical.js';
 import { identifiersOf, profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../identity.js';
 import { newId } from '../ids.js';
 import { latestReadyVersion, versionModule } from '../journeys/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../types.js';
 import { enqueueWebhookDelivery } from '../webhooks/mod.js';
+import { marketingAllowed } from './messaging.js';
 import type { PropsCheck, PropsInput } from './props.js';
+import { countJourney } from './starts.js';
 
 /** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
 export interface EmailMessage {
@@ -33,11 +36,14 @@ export interface HostDeps {
    * is still running at `deadline` (epoch ms), which ends that thread.
    */
   checkProps(input: PropsInput, deadline: number): Promise<PropsCheck>;
+  /** A warning of this process's log (an invalid time zone trait, once per profile). */
+  warn?(message: string, fields: Record<string, unknown>): void;
 }
 
 /** The execution fields the host needs. */
 export interface HostExecution {
   id: string; orgId: string; appId: string; sourceId: string; profileId: string; environment: 'development' | 'production'; runSeq: number;
+  journeyKey: string;
   /** Epoch ms when the activation's wall-clock budget ends: host work for it stops there. */
   deadline: number;
 }
@@ -125,6 +131,13 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
         return ok({ deliveryId: r.delivery.id });
       }
       case 'email.send': return sendEmail(d, ex, call, profile);
+      case 'split': {
+        // Stable by (journey, split name, profile): every process and every run answers the same;
+        // the journal keeps the answer for replays. Recorded on the execution as `variants`.
+        const variant = splitVariant(ex.journeyKey, a.name, ex.profileId, a.weights);
+        await d.pool.query(`UPDATE executions SET variants = variants || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [ex.id, a.name, variant]);
+        return ok(variant);
+      }
     }
   };
 }
@@ -156,6 +169,12 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   if (!mod) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
   const out = await d.render(mod.code, props);
   if (!out.ok) return fail(out.code, `template ${template}: ${out.message}`);
+  // Marketing e-mail follows the org's messaging rules (quiet hours defer, the cap refuses).
+  if ((version.manifest as { sendClass?: string }).sendClass === 'marketing') {
+    const allowed = await marketingAllowed(d.pool, d.warn ?? (() => {}), { orgId: ex.orgId, journeyKey: ex.journeyKey, profileId: p.id, traits: p.traits ?? {}, key: call.idempotencyKey },
+      () => countJourney(d.pool, ex.orgId, ex.journeyKey, 'capped', 1));
+    if (!allowed) return fail('frequency_capped', 'the profile reached the frequency cap for marketing e-mail (settings.messaging.frequencyCap); nothing was sent');
+  }
   const sent = await d.sendEmail({ orgId: ex.orgId, key: call.idempotencyKey, executionId: ex.id, template, to, subject: out.subject, html: out.html, text: out.text });
   return ok({ emailId: sent.id, to });
 }

@@ -2,18 +2,16 @@
 // the batch is acknowledged, so a crash repeats it and every step here is idempotent):
 // 1. waits: an event of a profile with a running or waiting execution answers a matching
 //    waitForEvent, or goes to the inbox of an execution whose activation is in progress;
-// 2. triggers: each event an enabled journey names starts an execution for its profile (consent,
-//    cooldown and one active execution per (journey, profile) decided in the inserting statement;
-//    the (journey, trigger event) key makes a repeat a no-op; a start past the org's
-//    runningExecutions quota is recorded as failed, see ./quota.ts).
+// 2. triggers: each event an enabled journey names starts an execution for its profile (./starts.ts).
+// Before both, exit rules and goals end or convert the profile's executions (./exits.ts).
 // One round trip decides both when nothing applies: the orgs' trigger index versions and the ids of
 // the active executions of the batch's profiles.
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
-import { newId } from '../ids.js';
 import { tx } from '../store/postgres.js';
 import type { EventRecord } from '../types.js';
-import { lockExecutionQuotas, refuseOverQuota } from './quota.js';
+import { applyExitsAndGoals } from './exits.js';
+import { startExecutions } from './starts.js';
 import type { TriggerIndex } from './triggers.js';
 
 export interface LandedDeps {
@@ -41,9 +39,11 @@ export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord
     [orgIds, pairList.map((p) => p[0]), pairList.map((p) => p[1])]);
   const { versions, active } = r.rows[0]!;
   let woke = false;
-  // Waits first: executions this batch starts have not run yet, so they wait for nothing.
-  if (active.length) woke = await answerWaits(d.pool, active, events);
   await d.index.refresh(versions);
+  // Exits and goals first (an exit event that a wait names ends the execution); then waits:
+  // executions this batch starts have not run yet, so they wait for nothing.
+  if (await applyExitsAndGoals(d.pool, d.index, events)) woke = true;
+  if (active.length && await answerWaits(d.pool, active, events)) woke = true;
   const started = await startExecutions(d.pool, d.log, d.index, events);
   if (woke || started > 0) d.notify();
 }
@@ -91,45 +91,5 @@ async function answerWaits(pool: pg.Pool, ids: string[], events: readonly EventR
       woke = true;
     }
     return woke;
-  });
-}
-
-async function startExecutions(pool: pg.Pool, log: Logger, index: TriggerIndex, events: readonly EventRecord[]): Promise<number> {
-  const cols: string[][] = Array.from({ length: 12 }, () => []);
-  const cooldowns: number[] = [];
-  const receivedAt: string[] = [];
-  for (const e of events) {
-    for (const t of index.match(e)) {
-      const row = [newId('exe'), e.orgId, t.key, t.versionId, t.releaseId, e.appId, e.sourceId, e.profileId, e.environment, e.id, JSON.stringify(e), t.purpose];
-      row.forEach((v, i) => cols[i]!.push(v));
-      cooldowns.push(t.cooldownMs);
-      receivedAt.push(e.receivedAt);
-    }
-  }
-  if (cooldowns.length === 0) return 0;
-  // Rows go in event order: of two triggers of one (journey, profile) in a batch the first starts
-  // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
-  // The orgs' runningExecutions quotas are checked in the inserting transaction (./quota.ts).
-  return tx(pool, async (c) => {
-    const limits = await lockExecutionQuotas(c, cols[1]!);
-    const r = await c.query<{ id: string; org_id: string }>(
-      `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
-         trigger_event_id, run_id, event, status, wake_at, started_at, updated_at)
-       SELECT t.id, t.org_id, t.journey_key, t.version_id, t.release_id, t.app_id, t.source_id, t.profile_id, t.environment,
-         t.trigger_event_id, 'run_' || substr(t.id, 5), t.event::jsonb, 'running', now(), now(), now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                   $10::text[], $11::text[], $12::text[], $13::float8[], $14::timestamptz[])
-            WITH ORDINALITY AS t(id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
-                                 trigger_event_id, event, purpose, cooldown_ms, received_at, ord)
-       JOIN profiles p ON p.id = t.profile_id AND p.org_id = t.org_id
-       WHERE p.consent -> t.purpose = 'true'::jsonb
-         AND NOT (t.cooldown_ms > 0 AND EXISTS (SELECT 1 FROM executions e WHERE e.org_id = t.org_id AND e.journey_key = t.journey_key
-               AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
-       ORDER BY t.ord
-       ON CONFLICT DO NOTHING
-       RETURNING id, org_id`,
-      [...cols, cooldowns, receivedAt]);
-    const refused = limits.size ? await refuseOverQuota(c, log, limits, r.rows) : 0;
-    return r.rows.length - refused;
   });
 }

@@ -8,4 +8,5 @@ export { journeyJournals, type JourneyJournals } from './journals.js';
 export { cancelExecution, executionOut, getExecution, listExecutions, type CancelResult, type ExecutionFilter } from './store.js';
 export { createPropsValidator, MAX_SCHEMA_CHARS, type PropsCheck, type PropsInput, type PropsValidator } from './props.js';
 export type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+export { messagingOf, messagingProblem, type Messaging } from './messaging.js';
 export { controlsMetrics, journeyMetrics, metricsOut, type MetricsBucket } from './metrics.js';

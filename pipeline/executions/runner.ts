@@ -19,6 +19,8 @@ import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
 import { batchSubmits } from './batcher.js';
 import { claimDue } from './claim.js';
 import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
+import { nextDebounceMs, startDebounced } from './starts.js';
+import { DeferredSend } from './messaging.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -61,6 +63,8 @@ interface Row {
 }
 
 const RETRY_MAX_MS = 60_000;
+/** Debounced starts taken per tick; a full batch looks again at the next tick. */
+const DEBOUNCE_BATCH = 200;
 /** Activations in hand per QuickJS thread. */
 const PER_THREAD = 16;
 /**
@@ -128,17 +132,23 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     return m.code;
   };
 
+  /** Quiet hours deferred a send of this execution's activation in hand: until when (epoch ms). */
+  const deferred = new Map<string, number>();
+
   const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
     const ex: HostExecution = {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
-      deadline: Date.now() + wallMs,
+      journeyKey: row.journey_key, deadline: Date.now() + wallMs,
     };
-    const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps }, ex);
+    const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps, warn: (m, f) => o.log.warn(m, f) }, ex);
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (m: HostRequest) => {
       host(m.call).then(
         (result) => port1.postMessage({ id: m.id, result } satisfies HostAnswer),
-        (err) => port1.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies HostAnswer),
+        (err) => {
+          if (err instanceof DeferredSend) deferred.set(row.id, Math.max(err.until, deferred.get(row.id) ?? 0));
+          port1.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies HostAnswer);
+        },
       ).catch(() => { /* the activation ended and closed its port */ });
     });
     try {
@@ -165,8 +175,11 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       await save(row, now, { status: 'failed', code: 'journey_error', message: `version ${row.version_id} is not available`, journal, logs: [], stats: { replayed: 0, hostCalls: 0, fuelUsed: 0, wallMs: 0 } });
       return;
     }
-    const a = await activate(row, journal, src, now);
-    await save(row, now, a.status === 'restart' ? restartOutcome(row, a) : a);
+    let a: Activation;
+    try { a = await activate(row, journal, src, now); } catch (err) { deferred.delete(row.id); throw err; }
+    const until = deferred.get(row.id);
+    deferred.delete(row.id);
+    await save(row, now, a.status === 'restart' ? restartOutcome(row, a) : a.status === 'retry' && until !== undefined ? { ...a, deferUntil: until } : a);
   };
 
   /** A restart past its bounds becomes a failure that says which bound. */
@@ -183,7 +196,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
    * (duplicates of a repeated activation ignored), the outcome written. A new wait is answered at once
    * by an event that reached the inbox while the activation ran (answerWaits takes the same row lock).
    */
-  const save = async (row: Row, began: number, a: Activation & { delayMs?: number }): Promise<void> => {
+  const save = async (row: Row, began: number, a: Activation & { delayMs?: number; deferUntil?: number }): Promise<void> => {
     const journal = JSON.stringify(a.journal);
     const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
     const args: unknown[] = [row.id, row.lease_id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)];
@@ -217,6 +230,14 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
           wake_at = now() + make_interval(secs => ${p((a.delayMs ?? 0) / 1000)}), attempts = 0`;
         break;
       case 'retry': {
+        if (a.deferUntil !== undefined) {
+          // Quiet hours: the execution waits on a durable timer; the send (not yet journaled) is
+          // made again when they end, so it is recorded once.
+          const until = p(new Date(a.deferUntil).toISOString());
+          set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = 'email.send',
+            timer_deadline = ${until}::timestamptz, wait = NULL, wake_value = NULL, wake_at = ${until}::timestamptz, attempts = 0`;
+          break;
+        }
         // The host failed (an outage): the entries recorded so far stand; try again later.
         const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(row.attempts, 10));
         set = `journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)},
@@ -233,6 +254,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
        FROM cur WHERE x.id = cur.id`, args);
   };
 
+  /** When the earliest debounced start is due (epoch ms): at start-up, now. */
+  let debounceAt = 0;
   /** The next wake of the timer (epoch ms), Infinity when none is set. */
   let timerAt = Infinity;
   const wakeAt = (at: number) => {
@@ -250,11 +273,14 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
    */
   const plan = async () => {
     if (timerAt <= Date.now() + pollMs) return;
+    // Debounced starts (journey_debounce) are timers too: the earliest one counts.
+    const d = await nextDebounceMs(o.pool);
+    debounceAt = d === null ? Infinity : Date.now() + d;
     const r = await o.pool.query<{ ms: number | null }>(
       `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
          AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
-    const ms = r.rows[0]?.ms;
-    wakeAt(Date.now() + (ms === null || ms === undefined ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
+    const ms = Math.min(r.rows[0]?.ms ?? Infinity, d ?? Infinity);
+    wakeAt(Date.now() + (ms === Infinity ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
   };
 
   const tick = async () => {
@@ -263,6 +289,11 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     ticking = true;
     try {
       let planned = true;
+      // Due debounced starts become executions first (any process may take them: SKIP LOCKED).
+      if (debounceAt <= Date.now()) {
+        debounceAt = Infinity;
+        if (await startDebounced(o.pool, o.log, DEBOUNCE_BATCH) >= DEBOUNCE_BATCH) debounceAt = 0;
+      }
       do {
         again = false;
         const room = capacity - inFlight.size;

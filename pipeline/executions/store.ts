@@ -2,7 +2,7 @@
 import type pg from 'pg';
 
 const COLUMNS = `id, org_id, journey_key, profile_id, trigger_event_id, run_id, release_id, environment, status, step, timer_deadline,
-  journal_entries, error, started_at, updated_at, ended_at`;
+  journal_entries, error, started_at, updated_at, ended_at, exit_reason, converted, converted_at, holdout, variants`;
 
 export const executionOut = (r: any) => ({
   id: r.id, orgId: r.org_id, journeyKey: r.journey_key, profileId: r.profile_id,
@@ -10,10 +10,13 @@ export const executionOut = (r: any) => ({
   workflowId: `${r.journey_key}:${r.trigger_event_id}`, runId: r.run_id, releaseId: r.release_id,
   environment: r.environment, status: r.status, step: r.step ?? null, timerDeadline: r.timer_deadline ?? null,
   journalEntries: r.journal_entries, error: r.error ?? null, startedAt: r.started_at, updatedAt: r.updated_at, endedAt: r.ended_at ?? null,
+  exitReason: r.exit_reason ?? null, converted: r.converted === true, convertedAt: r.converted_at ?? null, holdout: r.holdout === true,
+  variants: r.variants ?? {},
 });
 
 export interface ExecutionFilter {
   journey?: string; release?: string; status?: string; profileId?: string; since?: string; beforeId?: string; limit: number;
+  converted?: boolean; holdout?: boolean; exitReason?: string;
 }
 
 /** Newest first (ids are time-ordered); fetches `limit + 1` to tell whether more exist. */
@@ -26,6 +29,9 @@ export async function listExecutions(pool: pg.Pool, orgId: string, f: ExecutionF
   if (f.status !== undefined) add('status = ?', f.status);
   if (f.profileId !== undefined) add('profile_id = ?', f.profileId);
   if (f.since !== undefined) add('started_at >= ?::timestamptz', f.since);
+  if (f.converted !== undefined) add('converted = ?', f.converted);
+  if (f.holdout !== undefined) add('holdout = ?', f.holdout);
+  if (f.exitReason !== undefined) add('exit_reason = ?', f.exitReason);
   if (f.beforeId !== undefined) add('id < ?', f.beforeId);
   args.push(f.limit + 1);
   const r = await pool.query(`SELECT ${COLUMNS} FROM executions WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${args.length}`, args);

@@ -8,6 +8,7 @@ import { Piscina } from 'piscina';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { readArtifact } from './artifacts.js';
+import { parseControls } from './controls.js';
 import { DEFAULT_LOAD_LIMITS, type CompileInput, type CompileOutput, type LoadLimits } from './load.js';
 
 export interface CompilerOptions {
@@ -41,7 +42,7 @@ export interface Compiler {
 /** How long a compile may wait for its thread to start it (thread, QuickJS and esbuild start-up). */
 const STARTUP_MS = 120_000;
 
-interface Claimed { id: string; org_id: string; kind: 'journey' | 'template'; key: string; bundle_digest: string; attempts: number }
+interface Claimed { id: string; org_id: string; kind: 'journey' | 'template'; key: string; bundle_digest: string; attempts: number; manifest: Record<string, unknown> }
 
 export function startCompiler(o: CompilerOptions): Compiler {
   const threads = Math.max(1, o.threads ?? 1);
@@ -60,7 +61,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
        FROM (SELECT id FROM versions WHERE status = 'compiling' AND (lease_until IS NULL OR lease_until < now())
              ORDER BY pushed_at LIMIT $2 FOR UPDATE SKIP LOCKED) c
        WHERE v.id = c.id
-       RETURNING v.id, v.org_id, v.kind, v.key, v.bundle_digest, v.attempts`, [leaseMs / 1000, threads]);
+       RETURNING v.id, v.org_id, v.kind, v.key, v.bundle_digest, v.attempts, v.manifest`, [leaseMs / 1000, threads]);
     return r.rows;
   };
 
@@ -100,6 +101,11 @@ export function startCompiler(o: CompilerOptions): Compiler {
     if (v.attempts > maxAttempts) {
       await finish(v, { ok: false, error: `compile did not finish after ${maxAttempts} attempts` });
       return;
+    }
+    // A bad control option (exitOn, goal, holdout, enrollment) fails this version with its message.
+    if (v.kind === 'journey') {
+      const c = parseControls(v.manifest ?? {});
+      if (!c.ok) { await finish(v, { ok: false, error: c.message }); return; }
     }
     const bundle = await readArtifact(o.pool, v.org_id, v.bundle_digest);
     if (!bundle) { await finish(v, { ok: false, error: `bundle artifact ${v.bundle_digest} is not stored` }); return; }

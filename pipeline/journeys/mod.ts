@@ -9,3 +9,4 @@ export { getJourney, listJourneys, setJourneyEnabled, type Journey, type SetEnab
 export { enabledJourneys, latestReadyVersion, versionModule, type Version, type VersionModule } from './versions.js';
 export { compileBundle, DEFAULT_LOAD_LIMITS, MODULE_GLOBAL, type CompileInput, type CompileOutput, type LoadLimits } from './load.js';
 export { startCompiler, type Compiler, type CompilerOptions } from './compiler.js';
+export { controlsOf, parseControls, NO_CONTROLS, type JourneyControls } from './controls.js';

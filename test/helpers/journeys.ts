@@ -12,36 +12,41 @@ export interface JourneySpec {
   enrollment?: Record<string, unknown>;
   /** Module-level code before the definition. */
   extra?: string;
+  /** More journey options (exitOn, goal, holdout ...), in both the definition and the manifest entry. */
+  options?: Record<string, unknown>;
 }
 
 export const journeyCode = (j: JourneySpec) => `import { journey } from 'headwater/sdk';\n${j.extra ?? ''}\n` +
-  `export default journey(${JSON.stringify({ key: j.key, trigger: j.trigger ?? { event: `${j.key}_go` }, purpose: j.purpose ?? 'onboarding', ...(j.enrollment ? { enrollment: j.enrollment } : {}) })}, async (ctx) => {\n${j.body}\n});`;
+  `export default journey(${JSON.stringify({ key: j.key, trigger: j.trigger ?? { event: `${j.key}_go` }, purpose: j.purpose ?? 'onboarding', ...(j.enrollment ? { enrollment: j.enrollment } : {}), ...j.options })}, async (ctx) => {\n${j.body}\n});`;
 
 export interface TemplateSpec {
   key: string; render: string; propsSchema?: Record<string, unknown>;
+  /** Default transactional. */
+  sendClass?: 'marketing' | 'transactional';
   /** A whole TypeScript template module (e.g. the scaffold's), used instead of one built around `render`. */
   code?: string;
 }
 
 /** Pushes the journeys (and templates), waits for their compile, and enables the journeys. */
-export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: JourneySpec[], templates: TemplateSpec[] = []) {
+export async function deployJourneys(s: TestServer, fx: AppFixture, journeys: JourneySpec[], templates: TemplateSpec[] = [], o: { allowFailed?: boolean } = {}) {
   const admin = fx.org.sessions.admin;
   const src = await upload(s, admin, await tarball({ 'headwater.json': '{}' }), 'source');
   const entries = [];
   for (const j of journeys) {
     entries.push(journeyEntry(j.key, await upload(s, admin, await bundle(journeyCode(j))), {
-      trigger: j.trigger ?? { event: `${j.key}_go` }, purpose: j.purpose ?? 'onboarding', ...(j.enrollment ? { enrollment: j.enrollment } : {}),
+      trigger: j.trigger ?? { event: `${j.key}_go` }, purpose: j.purpose ?? 'onboarding', ...(j.enrollment ? { enrollment: j.enrollment } : {}), ...j.options,
     }));
   }
   const tpls = [];
   for (const t of templates) {
-    const code = t.code ?? `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: 'transactional', verifyLink: false }, ${t.render});`;
-    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code, t.code ? 'ts' : 'js')), t.propsSchema ? { propsSchema: t.propsSchema } : {}));
+    const code = t.code ?? `import { template } from 'headwater/sdk';\nexport default template({ key: ${JSON.stringify(t.key)}, sendClass: ${JSON.stringify(t.sendClass ?? 'transactional')}, verifyLink: false }, ${t.render});`;
+    tpls.push(templateEntry(t.key, await upload(s, admin, await bundle(code, t.code ? 'ts' : 'js')), { ...(t.propsSchema ? { propsSchema: t.propsSchema } : {}), ...(t.sendClass ? { sendClass: t.sendClass } : {}) }));
   }
   const r = await push(s, admin, fx.org.org.id, fx.app.id, manifest({ journeys: entries, templates: tpls, source: src }));
   if (r.status !== 201) throw new Error(`push failed: ${r.status} ${r.text}`);
   const done = await poll(() => call(s.url, 'GET', `/v1/pushes/${r.body.data.id}`, { token: admin }),
     (x) => x.status === 200 && x.body.data.compiledEntries === x.body.data.totalEntries, 90_000);
+  if (o.allowFailed) return done.body.data;
   for (const v of done.body.data.versions) if (v.status !== 'ready') throw new Error(`version ${v.key} ${v.status}: ${v.error}`);
   for (const j of journeys) {
     const e = await call(s.url, 'PATCH', `/v1/journeys/${j.key}`, { token: admin, body: { data: { enabled: true } } });

@@ -10,6 +10,8 @@ export interface Mail {
   /** Header names lower-cased, folded lines joined. */
   headers: Record<string, string>;
   body: string;
+  /** When the receiver accepted it (epoch ms). */
+  receivedAt: number;
 }
 
 /** Refuse a recipient: an SMTP code (e.g. 550 permanent, 451 temporary), or undefined to accept. */
@@ -72,7 +74,7 @@ export async function startSmtp(port = 0, refuse: Refuse = () => undefined): Pro
         const raw = Buffer.concat(parts).toString('utf8');
         r.mails.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((a) => a.address), raw, ...parseMail(raw),
+          to: session.envelope.rcptTo.map((a) => a.address), raw, ...parseMail(raw), receivedAt: Date.now(),
         });
         if (r.hang) return;
         if (r.delayMs > 0) setTimeout(() => cb(), r.delayMs); else cb();
