@@ -164,7 +164,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
+      answerBeforeLanding, sole: pgStore.embedded, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);
@@ -186,9 +186,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => sweeper.close());
 
     // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
-    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
+    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded });
     closers.push(() => webhookSender.close());
-    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
+    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log, sole: pgStore.embedded });
     closers.push(() => emailSender.close());
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
