@@ -148,7 +148,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     // Every write path (HTTP routes, receiver, Segment routes, journeys) submits through this: calls
     // carrying a suppressed identifier are refused before they reach the stream.
-    const suppressions = new Suppressions(pgStore.pool);
+    // Embedded, every change of a suppression list is made here and reloads it: the check for other
+    // processes' changes (1 s on a server) is a 60 s safety net (docs/journeys-runtime.md, "Idle").
+    const suppressions = new Suppressions(pgStore.pool, pgStore.embedded ? 60_000 : 1000);
     closers.push(() => suppressions.close());
     const ingestStream = suppressions.wrap(streams.ingest);
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
