@@ -148,7 +148,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     // Every write path (HTTP routes, receiver, Segment routes, journeys) submits through this: calls
     // carrying a suppressed identifier are refused before they reach the stream.
-    const suppressions = new Suppressions(pgStore.pool);
+    // Embedded, every change of a suppression list is made here and reloads it: the check for other
+    // processes' changes (1 s on a server) is a 60 s safety net (docs/journeys-runtime.md, "Idle").
+    const suppressions = new Suppressions(pgStore.pool, pgStore.embedded ? 60_000 : 1000);
     closers.push(() => suppressions.close());
     const ingestStream = suppressions.wrap(streams.ingest);
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
@@ -164,7 +166,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const engine = startEngine({
       ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
       threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
+      answerBeforeLanding, sole: pgStore.embedded, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
     });
     closers.push(() => engine.close());
     const directory = new SourceDirectory(pgStore.pool);
@@ -186,9 +188,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => sweeper.close());
 
     // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
-    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x) });
+    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded });
     closers.push(() => webhookSender.close());
-    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log });
+    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log, sole: pgStore.embedded });
     closers.push(() => emailSender.close());
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });

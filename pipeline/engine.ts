@@ -47,6 +47,8 @@ export interface EngineOptions {
    * Only for the in-process stream with embedded Postgres, where answered events can be recovered.
    */
   answerBeforeLanding?: boolean;
+  /** This process is the database's only user (embedded): the outbox relay does not poll. */
+  sole?: boolean;
   /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events); default 250 ms. */
   eventLingerMs?: number;
   /**
@@ -122,7 +124,7 @@ export function startEngine(o: EngineOptions): Engine {
     if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
     return out.results;
   }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
-  const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log });
+  const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, sole: o.sole });
   return {
     stats: () => run.stats(),
     async close() {

@@ -51,6 +51,15 @@ const testSend = async (s: TestServer, org: OrgCreds, data: Record<string, unkno
   if (r.status !== 202) throw new Error(`test send: ${r.status} ${r.text}`);
   return r.body.data;
 };
+/**
+ * Rows this file writes straight into the database stand for another process's work. An embedded
+ * server is its database's only user and does not poll for such work (every enqueue of its own
+ * wakes its sender; docs/journeys-runtime.md, "Idle"), so there a test send wakes it: the pass it
+ * starts claims every due row. A server on PostgreSQL must find them by polling, unwoken.
+ */
+const wakeIfEmbedded = async (s: TestServer, org: OrgCreds) => {
+  if (!s.databaseUrl) await testSend(s, org, { to: 'wake@example.com', subject: 'wake' });
+};
 
 t.test('with an SMTP transport', async (t) => {
   const port = await deadPort();
@@ -154,6 +163,7 @@ t.test('with an SMTP transport', async (t) => {
     const b = await enqueueEmail(pool, { ...req, subject: 'changed' });
     t.equal(a.created, true);
     t.same(b, { id: a.id, created: false }, 'the second call answers the first row');
+    await wakeIfEmbedded(s, org);
     const e = await settled(s, org, a.id);
     t.match(e, { status: 'sent', template: 'welcome-email', executionId: 'exe_1', subject: 'Welcome, Ada', html: '<p>Hi <b>Ada</b></p>', text: 'Hi Ada', attempts: 1 });
     await sleep(200);
@@ -307,12 +317,14 @@ t.test('with an SMTP transport', async (t) => {
     };
     const live = await leased('live', 'a@example.com', '1 hour');
     const expired = await leased('expired', 'b@example.com', '-1 second');
+    await wakeIfEmbedded(s, org);
     const e = await settled(s, org, expired.id);
     t.equal(e.status, 'sent', 'the expired claim was taken and sent');
     await sleep(500);
     t.equal((await getEmail(s, org, live.id)).status, 'pending', 'a live claim of another process is left alone');
     t.notOk(smtp.counts().has(`<${live.id}@mail.example.com>`), 'and not sent');
     await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second' WHERE id = $1`, [live.id]);
+    await wakeIfEmbedded(s, org);
     t.equal((await settled(s, org, live.id)).status, 'sent', 'sent once its lease expired');
   });
 });

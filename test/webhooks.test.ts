@@ -429,6 +429,10 @@ t.test('journey enqueue by name: idempotent on the key, not_found for an unknown
   t.same(await enqueueWebhookDelivery(pool!, { ...req, webhookName: 'nope', key: 'exe_1:4' }), { ok: false, error: 'not_found' });
   const other = await createOrg(s);
   t.same(await enqueueWebhookDelivery(pool!, { ...req, orgId: other.org.id }), { ok: false, error: 'not_found' }, 'names are per org');
+  // Enqueued behind the server's back, as another process would. An embedded server is its
+  // database's only user and does not poll for such work (docs/journeys-runtime.md, "Idle"):
+  // enabling the (already enabled) webhook wakes its sender. On PostgreSQL the poll finds it.
+  if (!s.databaseUrl) t.equal((await call(s.url, 'PATCH', `/v1/webhooks/${w.id}`, { token: org.sessions.admin, body: { data: { enabled: true } } })).status, 200);
   const done = await settled(org, w.id, a.delivery.id);
   t.match(done, { status: 'succeeded', executionId: 'exe_1' });
   await new Promise((r) => setTimeout(r, 200));

@@ -12,7 +12,7 @@ import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { backoffDelay, settleSends, startPassLoop } from '../outbox/mod.js';
-import { claim, complete, type Claimed, type Outcome } from './store.js';
+import { claim, complete, nextDue, type Claimed, type Outcome } from './store.js';
 
 export interface EmailSenderOptions {
   pool: pg.Pool;
@@ -25,8 +25,11 @@ export interface EmailSenderOptions {
   maxAttempts?: number;
   /** Delay before the second attempt; each later one waits 4 times longer (+-20 %, at most a day). Default 30 s. */
   retryBaseMs?: number;
-  /** How often the outbox is polled for e-mails enqueued by other processes or due for retry (default 1 s). */
+  /** How often the outbox is polled for e-mails enqueued by other processes or due for retry (default
+   * 1 s; sole: only the pause after a failed pass). */
   pollMs?: number;
+  /** This process is the database's only user (embedded): no polling (outbox/loop.ts). */
+  sole?: boolean;
   /** Messages handed to the transport at once per process (also its pooled SMTP connections; default 4). */
   concurrency?: number;
   /** How long a claim is held; a send cut by a crash is taken again after it (default 10 min). */
@@ -147,7 +150,8 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     return rows.length === limit && ready.length < concurrency;
   };
 
-  const loop = startPassLoop({ log: o.log, name: 'e-mail sender', pollMs, pass });
+  const sole = o.sole ? { busy: () => sends.size > 0 || ready.length > 0 || done.length > 0, nextDue: () => nextDue(o.pool) } : undefined;
+  const loop = startPassLoop({ log: o.log, name: 'e-mail sender', pollMs, pass, sole });
 
   return {
     transport: true,

@@ -139,3 +139,11 @@ export async function complete(q: Q, outcomes: Outcome[]): Promise<void> {
       outcomes.map((o) => ('error' in o ? o.error : null)), outcomes.map((o) => (o.kind === 'sent' ? o.messageId : null)),
       outcomes.map((o) => (o.kind === 'retry' ? o.delayMs : null))]);
 }
+
+/** Milliseconds until the earliest pending e-mail falls due (its retry time, or the end of its lease), null when none. */
+export async function nextDue(q: Q): Promise<number | null> {
+  const r = await q.query<{ ms: number | null }>(
+    `SELECT (EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) - now()) * 1000)::float8 AS ms
+     FROM emails WHERE status = 'pending'`);
+  return r.rows[0]?.ms ?? null;
+}

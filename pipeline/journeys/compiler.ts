@@ -27,7 +27,9 @@ export interface CompilerOptions {
   /** A version claimed this many times without finishing (its compiles kill the process) fails. */
   maxAttempts?: number;
   limits?: LoadLimits;
-  /** This process is the only one using the database (embedded): leases of a previous run are void. */
+  /** This process is the only one using the database (embedded): leases of a previous run are void,
+   * and nothing is polled: a push here kicks it, and a version whose claim outlived a failed record
+   * is looked at again when the claim ends (docs/journeys-runtime.md, "Idle"). */
   sole?: boolean;
 }
 
@@ -39,6 +41,8 @@ export interface Compiler {
   close(): Promise<void>;
 }
 
+/** Sole: the longest rest between looks, a safety net only. */
+const IDLE_MS = 60_000;
 /** How long a compile may wait for its thread to start it (thread, QuickJS and esbuild start-up). */
 const STARTUP_MS = 120_000;
 
@@ -49,6 +53,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
   const leaseMs = o.leaseMs ?? 60_000;
   const timeoutMs = o.timeoutMs ?? 10_000;
   const maxAttempts = o.maxAttempts ?? 3;
+  const pollMs = o.pollMs ?? 2000;
   const piscina = new Piscina({ filename: o.taskModule, minThreads: 0, maxThreads: threads, idleTimeout: 30_000 });
   let closed = false;
   let running: Promise<void> | null = null;
@@ -149,11 +154,28 @@ export function startCompiler(o: CompilerOptions): Compiler {
     }
   };
 
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const later = (ms: number) => {
+    clearTimeout(wakeTimer);
+    if (closed) return;
+    wakeTimer = setTimeout(trigger, Math.max(10, Math.min(IDLE_MS, ms)));
+    wakeTimer.unref();
+  };
+  /** Sole: the next look when the earliest claim ends (its compile was not recorded), IDLE_MS at most. */
+  const schedule = async () => {
+    const r = await o.pool.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM versions WHERE status = 'compiling' AND lease_until IS NOT NULL`);
+    later(r.rows[0]?.ms ?? IDLE_MS);
+  };
+
   const trigger = () => {
     if (closed) return;
     if (running) { again = true; return; }
+    let ok = false;
     running = pass()
-      .catch((err) => o.log.warn('compile pass failed', { err: String(err) }))
+      .then(() => { ok = true; }, (err) => o.log.warn('compile pass failed', { err: String(err) }))
+      // A failed pass (the store unreachable) looks again after the poll interval.
+      .then(() => (o.sole && !closed ? (ok ? schedule().catch(() => later(pollMs)) : later(pollMs)) : undefined))
       .finally(() => {
         running = null;
         if (again && !closed) trigger();
@@ -166,8 +188,8 @@ export function startCompiler(o: CompilerOptions): Compiler {
     trigger();
   };
   const started = start().catch((err) => o.log.warn('compiler start failed', { err: String(err) }));
-  const timer = setInterval(trigger, o.pollMs ?? 2000);
-  timer.unref();
+  const timer = o.sole ? undefined : setInterval(trigger, pollMs);
+  timer?.unref();
 
   return {
     kick: trigger,
@@ -179,6 +201,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
     async close() {
       closed = true;
       clearInterval(timer);
+      clearTimeout(wakeTimer);
       await started;
       await running;
       await piscina.destroy();

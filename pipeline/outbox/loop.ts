@@ -3,6 +3,10 @@
 // after the poll interval or the earliest retry this process scheduled, whichever comes first. A
 // wake (work enqueued in this process, a send finished) cuts the rest short; a wake that arrives
 // during a pass is remembered, so the loop never sleeps past it.
+// Sole (embedded: this process is the database's only user, so every enqueue happens here and
+// wakes the loop) it does not poll: going idle with nothing held, it asks the store when the
+// earliest pending row falls due (retry time or lease expiry) and rests until then, a wake, or
+// IDLE_MS at most (docs/journeys-runtime.md, "Idle").
 import type { Logger } from '../../lib/log.js';
 
 export interface PassLoopOptions {
@@ -12,7 +16,17 @@ export interface PassLoopOptions {
   pollMs: number;
   /** One round of work; true when more is due now. A throw is logged and the loop goes on. */
   pass(): Promise<boolean>;
+  /** Embedded: no polling, see above. */
+  sole?: {
+    /** Rows this process holds (claimed, in flight, outcomes unwritten): their ends wake the loop. */
+    busy(): boolean;
+    /** Milliseconds (store clock) until the earliest pending row this process could claim is due; null when none. */
+    nextDue(): Promise<number | null>;
+  };
 }
+
+/** Sole: the longest rest, a safety net only (every change of the outbox happens in-process). */
+export const IDLE_MS = 60_000;
 
 export interface PassLoop {
   /** Cuts the current rest short (or the next one, when a pass is running). */
@@ -43,12 +57,26 @@ export function startPassLoop(o: PassLoopOptions): PassLoop {
     while (!closed) {
       kicked = false;
       let more = false;
-      try { more = await o.pass(); } catch (err) { o.log.warn(`${o.name} pass failed`, { err: String(err) }); }
+      let failed = false;
+      try { more = await o.pass(); } catch (err) { failed = true; o.log.warn(`${o.name} pass failed`, { err: String(err) }); }
       if (closed) break;
       if (more) continue;
+      let ms = o.pollMs;
+      if (o.sole && !failed) {
+        ms = IDLE_MS;
+        if (!o.sole.busy()) {
+          try {
+            const due = await o.sole.nextDue();
+            // Due already, yet not claimed by the pass just run: it fell due meanwhile, or it
+            // cannot be taken now (excluded); look again after the poll interval.
+            if (due !== null) ms = Math.min(ms, due <= 0 ? o.pollMs : due);
+          } catch (err) { ms = o.pollMs; o.log.warn(`${o.name} pass failed`, { err: String(err) }); }
+          if (closed) break;
+        }
+      }
       const now = Date.now();
       if (nextDue <= now) nextDue = Infinity;
-      await rest(Math.min(o.pollMs, nextDue - now));
+      await rest(Math.min(ms, nextDue - now));
       if (nextDue <= Date.now()) nextDue = Infinity;
     }
   })();

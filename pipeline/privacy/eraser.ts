@@ -20,7 +20,9 @@ export interface EraserOptions {
   pauseMs: number;
   /** How often pending jobs filed by other processes are looked for. */
   pollMs: number;
-  /** This process is the database's only user (embedded): leases left by a previous run are void. */
+  /** This process is the database's only user (embedded): leases left by a previous run are void,
+   * and nothing is polled: a request here wakes it, and a job given back after a failure (its
+   * lease) at the lease's end (docs/journeys-runtime.md, "Idle"). */
   sole?: boolean;
 }
 
@@ -28,6 +30,8 @@ export interface Eraser { notify(): void; close(): Promise<void> }
 
 /** Rest after a chunk, as a multiple of the chunk's own time. */
 const REST_FACTOR = 4;
+/** Sole: the longest rest between looks, a safety net only. */
+const IDLE_MS = 60_000;
 
 export function startEraser(o: EraserOptions): Eraser {
   let closed = false;
@@ -86,9 +90,25 @@ export function startEraser(o: EraserOptions): Eraser {
     }
   };
 
+  const sole = o.sole === true;
+  let voided = !sole;
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const later = (ms: number) => {
+    clearTimeout(wakeTimer);
+    if (closed) return;
+    wakeTimer = setTimeout(kick, Math.max(10, Math.min(IDLE_MS, ms)));
+    wakeTimer.unref();
+  };
+  /** Sole: the next look at the end of the earliest lease (a job given back after a failure), IDLE_MS at most. */
+  const schedule = async () => {
+    const r = await o.pool.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM erasures WHERE status = 'pending' AND lease_until IS NOT NULL`);
+    later(r.rows[0]?.ms ?? IDLE_MS);
+  };
+
   const pass = async () => {
-    if (o.sole) await o.pool.query(`UPDATE erasures SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`);
-    o.sole = false;
+    if (!voided) await o.pool.query(`UPDATE erasures SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`);
+    voided = true;
     while (!closed) {
       const token = randomUUID();
       const job = await claim(token);
@@ -103,22 +123,31 @@ export function startEraser(o: EraserOptions): Eraser {
     }
   };
 
+  const passAndSchedule = async () => {
+    let ok = false;
+    try { await pass(); ok = true; } finally {
+      // A failed pass (the store unreachable) looks again after the poll interval.
+      if (sole) { if (ok) await schedule().catch(() => later(o.pollMs)); else later(o.pollMs); }
+    }
+  };
+
   const kick = () => {
     if (closed) return;
     if (running) { again = true; return; }
-    running = pass()
+    running = passAndSchedule()
       .catch((err) => o.log.warn('erasure pass failed', { err: String(err) }))
       .finally(() => { running = undefined; if (again) { again = false; kick(); } });
   };
 
-  const timer = setInterval(kick, o.pollMs);
-  timer.unref();
+  const timer = sole ? undefined : setInterval(kick, o.pollMs);
+  timer?.unref();
   kick();
   return {
     notify: kick,
     async close() {
       closed = true;
       clearInterval(timer);
+      clearTimeout(wakeTimer);
       for (const wake of [...sleepers]) wake();
       await running;
     },

@@ -13,19 +13,49 @@ export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
 
 export interface OutboxRelay { close(): Promise<void> }
 
-/** Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass, every `intervalMs`. */
-export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; intervalMs?: number; ageMs?: number }): OutboxRelay {
-  const pass = () => tx(o.pool, async (c) => {
-    const r = await c.query<{ id: string; payload: string }>(
-      `SELECT id, payload FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)
-       ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`, [(o.ageMs ?? 30_000) / 1000]);
-    if (r.rows.length === 0) return 0;
-    await o.publish(r.rows.map((x) => JSON.parse(x.payload) as EventRecord));
-    await c.query('DELETE FROM event_outbox WHERE id = ANY($1)', [r.rows.map((x) => x.id)]);
-    return r.rows.length;
-  });
-  return startPeriodic(o.intervalMs ?? 5_000, async () => {
-    const n = await pass();
+/** Sole: the longest rest between looks, a safety net only. */
+const IDLE_MS = 60_000;
+
+/**
+ * Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass, every `intervalMs`.
+ * Sole (embedded: this process is the database's only user) it does not poll: after each pass it
+ * asks when the oldest row left becomes an orphan and looks again then (IDLE_MS at most), so an
+ * idle server runs one statement a minute (docs/journeys-runtime.md, "Idle").
+ */
+export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; intervalMs?: number; ageMs?: number; sole?: boolean }): OutboxRelay {
+  const ageMs = o.ageMs ?? 30_000;
+  const intervalMs = o.intervalMs ?? 5_000;
+  const pass = async () => {
+    const n = await tx(o.pool, async (c) => {
+      const r = await c.query<{ id: string; payload: string }>(
+        `SELECT id, payload FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)
+         ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED`, [ageMs / 1000]);
+      if (r.rows.length === 0) return 0;
+      await o.publish(r.rows.map((x) => JSON.parse(x.payload) as EventRecord));
+      await c.query('DELETE FROM event_outbox WHERE id = ANY($1)', [r.rows.map((x) => x.id)]);
+      return r.rows.length;
+    });
     if (n) o.log.info('outbox relay published orphaned system events', { count: n });
-  }, o.log, 'outbox relay failed');
+    return n;
+  };
+  if (!o.sole) return startPeriodic(intervalMs, pass, o.log, 'outbox relay failed');
+
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const next = async (): Promise<number> => {
+    // A full batch: more orphans wait now.
+    if (await pass() === 1000) return 0;
+    const r = await o.pool.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(created_at) - now()) * 1000)::float8 AS ms FROM event_outbox`);
+    const ms = r.rows[0]?.ms;
+    return ms == null ? IDLE_MS : Math.min(IDLE_MS, Math.max(intervalMs, ms + ageMs));
+  };
+  const tick = () => {
+    running = next()
+      .catch((err) => { o.log.warn('outbox relay failed', { err: String(err) }); return intervalMs; })
+      .then((ms) => { if (!closed) { timer = setTimeout(tick, ms); timer.unref(); } });
+  };
+  tick();
+  return { async close() { closed = true; clearTimeout(timer); await running; } };
 }

@@ -9,7 +9,7 @@ import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { backoffDelay, MAX_RETRY_DELAY_MS, settleSends, startPassLoop } from '../outbox/mod.js';
-import { claim, complete, type Claimed, type Outcome } from './store.js';
+import { claim, complete, nextDue, type Claimed, type Outcome } from './store.js';
 import { newAgents, post, type Attempt } from './send.js';
 import { sign, signingKey } from './sign.js';
 import { withPassword } from './url.js';
@@ -30,9 +30,12 @@ export interface SenderOptions {
   perWebhook: number;
   /** Requests in flight per org (capped at `concurrency`); claimed ahead up to twice that. */
   perOrg: number;
-  /** How often the outbox is polled for work other processes enqueued or released. */
+  /** How often the outbox is polled for work other processes enqueued or released (sole: only the
+   * pause after a failed pass). */
   pollMs: number;
   allowPrivate: boolean;
+  /** This process is the database's only user (embedded): no polling (outbox/loop.ts). */
+  sole?: boolean;
 }
 
 export interface WebhookSender {
@@ -141,6 +144,7 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
         // Another process with another HEADWATER_SECRET_KEY wrote this secret (or the URL's password): leave it to one that can read it.
         if (!unreadable.has(c.webhookId)) o.log.warn('webhook secret unreadable in this process (HEADWATER_SECRET_KEY differs); leaving its deliveries to others', { webhookId: c.webhookId });
         unreadable.set(c.webhookId, Date.now() + UNREADABLE_MS);
+        loop.dueAt(Date.now() + UNREADABLE_MS);
         done.push({ id: c.id, token, kind: 'release' });
         continue;
       }
@@ -200,7 +204,14 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     return more;
   };
 
-  const loop = startPassLoop({ log: o.log, name: 'webhook sender', pollMs: o.pollMs, pass });
+  const sole = o.sole ? {
+    busy: () => sends.size > 0 || ready.length > 0 || done.length > 0,
+    nextDue: () => {
+      const now = Date.now();
+      return nextDue(o.pool, [...unreadable].filter(([, until]) => until > now).map(([w]) => w));
+    },
+  } : undefined;
+  const loop = startPassLoop({ log: o.log, name: 'webhook sender', pollMs: o.pollMs, pass, sole });
 
   return {
     notify: loop.wake,

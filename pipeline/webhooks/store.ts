@@ -208,3 +208,14 @@ export async function skipWaiting(q: Q, webhookIds: string[]): Promise<void> {
        AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.disabled_at IS NOT NULL)`,
     [webhookIds, DISABLED_REASON]);
 }
+
+/**
+ * Milliseconds until the earliest pending delivery falls due (its retry time, or the end of its
+ * lease), null when none; webhooks in `exclude` (this process cannot take them now) left out.
+ */
+export async function nextDue(q: Q, exclude: string[]): Promise<number | null> {
+  const r = await q.query<{ ms: number | null }>(
+    `SELECT (EXTRACT(EPOCH FROM min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) - now()) * 1000)::float8 AS ms
+     FROM webhook_deliveries WHERE status = 'pending' AND NOT (webhook_id = ANY($1::text[]))`, [exclude]);
+  return r.rows[0]?.ms ?? null;
+}
