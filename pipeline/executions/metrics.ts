@@ -31,7 +31,7 @@ const EPOCH = `timestamptz '2000-01-01T00:00:00Z'`;
  * whenever they started; `waitingBySteps` splits `waiting` by where they wait. Five grouped
  * statements, each a range of one index: executions_journey_started and executions_journey_ended
  * (carrying the columns counted, so a vacuumed table answers from the index alone),
- * executions_journey_converted, journey_counters' key and the partial index of active executions.
+ * executions_journey_converted, journey_counters' key and executions_journey_active.
  */
 export async function journeyMetrics(pool: pg.Pool, orgId: string, key: string, since: number, until: number, bucket: MetricsBucket) {
   const args = [orgId, key, new Date(since), new Date(until), bucket === 'day' ? '1 day' : '1 hour'];
