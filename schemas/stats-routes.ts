@@ -26,7 +26,7 @@ export const EventStatsSchema = Type.Object(
     until: DateTime,
     totals: Type.Object({ accepted: Count, quarantined: Count, denied: Count, rejected: Count }),
     series: Type.Array(Type.Object({ at: DateTime, accepted: Count, quarantined: Count, denied: Count, rejected: Count }), {
-      description: 'One point per bucket start (UTC), empty buckets included, oldest first.',
+      description: 'One point per bucket start (UTC), empty buckets included, oldest first: `entered` by start, `completed` and `failed` by end, `converted` by `convertedAt` (when the goal event came).',
     }),
   },
   {
@@ -55,7 +55,12 @@ export const StatsSummarySchema = Type.Object(
   { title: 'StatsSummary' },
 );
 
-const VariantStats = Type.Object({ entered: Count, converted: Count, conversionRate: Rate });
+const VariantStats = Type.Object({
+  entered: Type.Integer({ minimum: 0, description: 'Executions started in the window whose `variants` hold this key for this split.' }),
+  converted: Type.Integer({ minimum: 0, description: 'Of those, the converted ones.' }),
+  conversionRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'converted / entered (null when none entered).' })),
+});
+const N = (description: string) => Type.Integer({ minimum: 0, description });
 
 export const JourneyMetricsSchema = Type.Object(
   {
@@ -66,22 +71,27 @@ export const JourneyMetricsSchema = Type.Object(
       completed: Type.Integer({ minimum: 0, description: 'Ended `completed` in the window.' }),
       failed: Type.Integer({ minimum: 0, description: 'Ended `failed` in the window.' }),
       cancelled: Type.Integer({ minimum: 0, description: 'Ended `cancelled` in the window.' }),
-      exited: Count, converted: Count, holdout: Count, holdoutConverted: Count, throttled: Count, capped: Count,
+      exited: N('Ended in the window by an exit rule (`exitReason: "event:<name>"`, status `cancelled`) or by a goal with `exit: true` (`exitReason: "goal"`, status `completed`); a cancel through the API does not count.'),
+      converted: N('Executions started in the window that are `converted` (whenever the goal event came), holdout executions included.'),
+      holdout: N('Executions started in the window that were held out (`holdout: true`).'),
+      holdoutConverted: N('Of those, the converted ones.'),
+      throttled: N('Triggers the throttle skipped, in the hours that overlap the window (counted per hour).'),
+      capped: N('Marketing e-mails of this journey the frequency cap refused, in the hours that overlap the window.'),
     }),
-    conversionRate: Rate,
-    holdoutConversionRate: Rate,
-    lift: Nullable(Type.Number()),
+    conversionRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: '(converted - holdoutConverted) / (entered - holdout): the treated executions\' conversion; null when none was treated.' })),
+    holdoutConversionRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'holdoutConverted / holdout; null without holdout executions.' })),
+    lift: Nullable(Type.Number({ description: '(conversionRate - holdoutConversionRate) / holdoutConversionRate; null when either rate is null or the holdout rate is 0.' })),
     byVariant: MapOf(MapOf(VariantStats), { description: 'Split name -> variant key -> numbers.' }),
     waitingBySteps: MapOf(Count, {
       description: 'Waiting executions by where they wait: `#<journal position> <call> <argument>`, e.g. `#1 sleep 1h` or `#2 waitForEvent Purchased`. The counts add up to `totals.waiting`.',
     }),
     series: Type.Array(Type.Object({ at: DateTime, entered: Count, completed: Count, failed: Count, converted: Count }), {
-      description: 'One point per bucket start (UTC), empty buckets included, oldest first.',
+      description: 'One point per bucket start (UTC), empty buckets included, oldest first: `entered` by start, `completed` and `failed` by end, `converted` by `convertedAt` (when the goal event came).',
     }),
   },
   {
     title: 'JourneyMetrics',
-    description: 'Goal, holdout, split, throttle and frequency-cap numbers (`exited`, `converted`, `holdout`, `holdoutConverted`, `throttled`, `capped`, the rates, `byVariant`) come from the journey controls.',
+    description: 'A journey\'s executions in [since, until) (docs/dashboard.md). Flows count by when they happened (`entered` by start; `completed`, `failed`, `cancelled`, `exited` by end); the conversion numbers (`converted`, `holdout`, `holdoutConverted`, the rates, `byVariant`) count the cohort that started in the window, whenever it converted.',
   },
 );
 

@@ -4,7 +4,10 @@
 // page's JavaScript (chart chunk included) stays under 60 KB gzip; the profile list shows names and
 // e-mails and its search narrows it, a profile's traits are a key / value table; an execution's
 // journal shows each entry's position and the time it was recorded (not 1970); a journey's page
-// says its trigger in words and shows the API's metrics, whose totals equal the executions listed.
+// says its trigger in words and shows the API's metrics, whose totals equal the executions listed;
+// a journey with a holdout, a goal, a split and an exit rule has metrics (totals, rates, lift,
+// variants, throttled) equal to the counts of the executions listed with their filters, and its page
+// shows the funnel, the conversion against the holdout with the lift, and the variants side by side.
 // Needs Debian's `chromium` (.ci/run installs it); skipped with a message when it is missing.
 import t from 'tap';
 import { existsSync } from 'node:fs';
@@ -196,7 +199,7 @@ if (ctx.event.properties.wait) await ctx.sleep('1h');`,
     t.same(m.totals, { entered: 6, ...byList, exited: 0, converted: 0, holdout: 0, holdoutConverted: 0, throttled: 0, capped: 0 }, 'the API\'s totals equal the executions listed');
     t.same(m.waitingBySteps, { '#1 sleep 1h': 2 }, 'both wait on the sleep, the journal\'s entry 1');
     t.equal(m.series.reduce((a: number, p: any) => a + p.entered, 0), 6, 'the series holds the 6 entries');
-    t.same([m.conversionRate, m.holdoutConversionRate, m.lift, m.byVariant], [null, null, null, {}]);
+    t.same([m.conversionRate, m.holdoutConversionRate, m.lift, m.byVariant], [0, null, null, {}], 'no goal: none of the 6 converted; no holdout: no holdout rate, no lift; no split');
     t.equal((await call(s.url, 'GET', `/v1/journeys/${key}/metrics?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z`, { token: admin })).body?.error?.code, 'validation_failed', 'since after until: 422');
     t.equal((await call(s.url, 'GET', '/v1/journeys/nope/metrics', { token: admin })).status, 404, 'an unknown journey: 404');
     const other = await createAppFixture(s);
@@ -235,4 +238,84 @@ if (ctx.event.properties.wait) await ctx.sleep('1h');`,
     }
     t.same(errors, [], 'no console error or uncaught exception');
   });
+
+  t.test('journey controls: metrics equal the executions listed, and the page shows them', async (t) => {
+    const g = await createAppFixture(s);
+    const key = uid('promo').replace(/-/g, '_').slice(0, 40);
+    const thr = uid('thr').replace(/-/g, '_').slice(0, 40);
+    await deployJourneys(s, g, [
+      { key, body: `await ctx.split('copy', { A: 50, B: 50 }); await ctx.sleep('1h');`,
+        options: { holdout: 40, exitOn: `${key}_stop`, goal: { event: `${key}_bought`, within: '1h', exit: true } } },
+      { key: thr, body: '', enrollment: { throttle: { limit: 1, per: '3650d' } } },
+    ]);
+    const users = Array.from({ length: 20 }, () => uid('p'));
+    const userOf = new Map<string, string>();
+    for (const u of users) userOf.set((await consenting(s, g, { userId: u })).id, u);
+    for (const u of users) t.ok((await fire(s, g, u, `${key}_go`)).status < 300);
+    for (const u of users.slice(0, 3)) t.ok((await fire(s, g, u, `${thr}_go`)).status < 300);
+    const all = await untilExecutions(s, g.admin, { journey: key, limit: '100' }, (l) => l.length === 20 && l.every((x) => x.status === (x.holdout ? 'completed' : 'waiting')), 60_000);
+    const held = all.filter((x) => x.holdout);
+    const treated = all.filter((x) => !x.holdout);
+    t.ok(held.length >= 1 && treated.length >= 3, `both groups (${held.length} held out, ${treated.length} treated)`);
+    // Held out: every other one buys. Treated: a third buy (goal exit), a third stop (exit rule).
+    const buy = [...held.filter((_, i) => i % 2 === 0), ...treated.filter((_, i) => i % 3 === 0)];
+    const stop = treated.filter((_, i) => i % 3 === 1);
+    for (const x of buy) t.ok((await fire(s, g, userOf.get(x.profileId)!, `${key}_bought`)).status < 300);
+    for (const x of stop) t.ok((await fire(s, g, userOf.get(x.profileId)!, `${key}_stop`)).status < 300);
+    const list = async (q: Record<string, string> = {}) => (await executions(s, g.admin, { journey: key, limit: '100', ...q })).body.data as any[];
+    await poll(async () => [(await list({ converted: 'true' })).length, (await list({ status: 'cancelled' })).length], (n) => n[0] === buy.length && n[1] === stop.length, 30_000, 200);
+    const now = await list();
+    const conv = await list({ converted: 'true' });
+    const hold = await list({ holdout: 'true' });
+    const holdConv = await list({ holdout: 'true', converted: 'true' });
+    const exited = [...await list({ exitReason: 'goal' }), ...await list({ exitReason: `event:${key}_stop` })];
+    const status = (st: string) => now.filter((x) => x.status === st).length;
+    const want = {
+      entered: now.length, running: status('running'), waiting: status('waiting'), completed: status('completed'), failed: status('failed'), cancelled: status('cancelled'),
+      exited: exited.length, converted: conv.length, holdout: hold.length, holdoutConverted: holdConv.length, throttled: 0, capped: 0,
+    };
+    t.same([want.entered, want.converted, want.holdout, want.holdoutConverted, want.exited], [20, buy.length, held.length, Math.ceil(held.length / 2), buy.length - Math.ceil(held.length / 2) + stop.length], 'the listed counts are the load');
+    const m = (await call(s.url, 'GET', `/v1/journeys/${key}/metrics`, { token: g.admin })).body.data;
+    t.same(m.totals, want, 'totals equal the executions listed with the converted / holdout / exitReason filters');
+    const rate = (want.converted - want.holdoutConverted) / (want.entered - want.holdout);
+    const holdRate = want.holdoutConverted / want.holdout;
+    t.equal(m.conversionRate, rate, `conversion of the treated: ${rate}`);
+    t.equal(m.holdoutConversionRate, holdRate, `conversion of the holdout: ${holdRate}`);
+    t.equal(m.lift, (rate - holdRate) / holdRate, 'lift = (rate - holdout rate) / holdout rate');
+    const byVariant: Record<string, Record<string, { entered: number; converted: number; conversionRate: number | null }>> = { copy: {} };
+    for (const x of now) {
+      if (x.holdout) { t.same(x.variants, {}, 'a held-out execution runs no split'); continue; }
+      const v = (byVariant.copy![x.variants.copy] ??= { entered: 0, converted: 0, conversionRate: null });
+      v.entered++;
+      if (x.converted) v.converted++;
+    }
+    for (const v of Object.values(byVariant.copy!)) v.conversionRate = v.converted / v.entered;
+    t.same(m.byVariant, byVariant, 'byVariant equals the variants listed');
+    t.equal(m.series.reduce((a: number, p: any) => a + p.converted, 0), want.converted, 'the series holds every conversion');
+    const mt = await poll(() => call(s.url, 'GET', `/v1/journeys/${thr}/metrics`, { token: g.admin }), (r) => r.body?.data?.totals?.throttled === 2, 10_000, 200);
+    t.same([mt.body.data.totals.entered, mt.body.data.totals.throttled], [(await executions(s, g.admin, { journey: thr })).body.data.length, 2], 'the throttle: 1 started, 2 skipped');
+    const past = (await call(s.url, 'GET', `/v1/journeys/${key}/metrics?since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00Z&bucket=day`, { token: g.admin })).body.data;
+    t.same([past.totals.entered, past.totals.converted, past.conversionRate, past.lift, past.byVariant], [0, 0, null, null, {}], 'a window before it all: nothing, no rates');
+
+    const pct = (r: number) => `${(r * 100).toFixed(1)} %`;
+    await page.goto(`${s.url}/ui/#token=${encodeURIComponent(g.org.sessions.admin)}`);
+    await page.goto(`${s.url}/ui/journeys/${key}`);
+    const funnel = await plotted(page, 'funnel-chart');
+    t.same(funnel.series.executions, [want.entered, want.completed, want.converted], 'the funnel: entered, completed, converted');
+    t.match(await page.getByTestId('total-converted').textContent(), new RegExp(`^${want.converted}Converted`));
+    t.match(await page.getByTestId('conversion-rate').textContent(), `${pct(rate)}Conversion`);
+    t.match(await page.getByTestId('holdout-rate').textContent(), `${pct(holdRate)}Holdout conversion`);
+    const lift = (rate - holdRate) / holdRate;
+    t.match(await page.getByTestId('lift').textContent(), `${lift > 0 ? '+' : ''}${pct(lift)}Lift`);
+    t.match(await page.getByTestId('total-exited').textContent(), new RegExp(`^${want.exited}Exited`));
+    for (const [k, v] of Object.entries(byVariant.copy!)) {
+      const cells = await page.getByTestId('split-copy').locator(`tr[data-variant="${k}"] td`).allTextContents();
+      t.same(cells, [k, String(v.entered), String(v.converted), pct(v.conversionRate!)], `variant ${k} side by side`);
+    }
+    const drawn = await plotted(page, 'journey-chart');
+    t.equal(drawn.series.converted!.reduce((a, b) => a + b, 0), want.converted, 'conversions over time, drawn');
+    t.same((await plotted(page, 'waiting-chart')).series.waiting, [want.waiting], 'where executions wait, still drawn');
+    t.same(errors, [], 'no console error or uncaught exception');
+  });
+
 }

@@ -9,4 +9,4 @@ export { cancelExecution, executionOut, getExecution, listExecutions, type Cance
 export { createPropsValidator, MAX_SCHEMA_CHARS, type PropsCheck, type PropsInput, type PropsValidator } from './props.js';
 export type { HostAnswer, HostRequest, JourneyTask } from './task.js';
 export { messagingOf, messagingProblem, type Messaging } from './messaging.js';
-export { controlsMetrics, journeyMetrics, metricsOut, type MetricsBucket } from './metrics.js';
+export { journeyMetrics, metricsOut, type MetricsBucket } from './metrics.js';

@@ -11,11 +11,15 @@ export function ExecutionList({ query }: { query: URLSearchParams }) {
   const journey = query.get('journey') ?? '';
   const status = query.get('status') ?? '';
   const profileId = query.get('profileId') ?? '';
+  // From the journey page's conversion numbers (links only; the form does not set them).
+  const flag = (k: string) => (query.get(k) === 'true' ? true : query.get(k) === 'false' ? false : undefined);
+  const converted = flag('converted');
+  const holdout = flag('holdout');
   const [f, setF] = useState({ journey, status, profileId });
   const [cursor, setCursor] = useState<string | undefined>();
   const load = useLoad((signal) => api.get('/v1/executions', {
-    query: { limit: 50, cursor, journey: journey || undefined, status: (status || undefined) as S['ExecutionStatus'] | undefined, profileId: profileId || undefined }, signal,
-  }), [journey, status, profileId, cursor]);
+    query: { limit: 50, cursor, journey: journey || undefined, status: (status || undefined) as S['ExecutionStatus'] | undefined, profileId: profileId || undefined, converted, holdout }, signal,
+  }), [journey, status, profileId, converted, holdout, cursor]);
   const submit = (e: Event) => {
     e.preventDefault();
     const q = new URLSearchParams();

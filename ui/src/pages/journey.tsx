@@ -1,8 +1,10 @@
-// One journey: what starts it (in words), its executions over time (entered, completed, failed per
-// hour or day) and where the waiting ones wait, from GET /v1/journeys/{key}/metrics.
+// One journey: what starts it (in words), its executions over time (entered, completed, failed,
+// converted per hour or day), its conversion (journey-controls.tsx) and where the waiting ones wait,
+// from GET /v1/journeys/{key}/metrics.
 import { useState } from 'preact/hooks';
 import { api, type S } from '../api';
 import { Chart, COLORS, Stat } from '../chart';
+import { Controls } from './journey-controls';
 import { Link, Loaded, Time, useInterval, useLoad, useTitle } from '../lib';
 
 /** "when `Signed Up` is tracked" / "when a profile enters segment Planners". */
@@ -27,6 +29,7 @@ function Metrics({ journeyKey }: { journeyKey: string }) {
   const load = useLoad((signal) => api.get('/v1/journeys/{key}/metrics', { params: { key: journeyKey }, query: { bucket }, signal }), [journeyKey, bucket]);
   useInterval(() => { if (!load.loading) load.reload(); }, STATS_MS);
   const execs = (status?: string) => `/executions?journey=${encodeURIComponent(journeyKey)}${status ? '&status=' + status : ''}`;
+  const execsWhere = (q?: string) => `/executions?journey=${encodeURIComponent(journeyKey)}${q ? '&' + q : ''}`;
   return (
     <section aria-labelledby="m-h">
       <h2 id="m-h">Executions</h2>
@@ -52,7 +55,9 @@ function Metrics({ journeyKey }: { journeyKey: string }) {
               { label: 'entered', color: COLORS[0]!, values: m.series.map((p) => p.entered) },
               { label: 'completed', color: COLORS[4]!, values: m.series.map((p) => p.completed) },
               { label: 'failed', color: COLORS[2]!, values: m.series.map((p) => p.failed) },
+              { label: 'converted', color: COLORS[3]!, values: m.series.map((p) => p.converted) },
             ]} />
+            <Controls m={m} execs={execsWhere} />
             {steps.length === 0 ? <p class="muted">No execution is waiting.</p> : (
               <Chart testid="waiting-chart" title="Where executions wait now" categories={steps.map(([k]) => k)} height={180}
                 series={[{ label: 'waiting', color: COLORS[1]!, values: steps.map(([, n]) => n) }]} />
