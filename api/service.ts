@@ -307,11 +307,17 @@ async function assertPortFree(host: string, port: number): Promise<void> {
 async function portInUse(host: string, port: number): Promise<string> {
   const probe = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   let headwater = false;
+  // The answer races a ref'd timer of our own: with AbortSignal.timeout alone (an unref'd timer), a
+  // program that drops the connection left fetch's rejection to arrive after nothing kept the
+  // process alive, and serve ended with exit code 0 and no line at all (seen once in CI).
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('no answer')), 1000); });
   try {
-    const r = await fetch(`${probe}/health/ready`, { signal: AbortSignal.timeout(1000) });
-    const b = (await r.json()) as { data?: { frontEnd?: unknown } };
+    const r = await Promise.race([fetch(`${probe}/health/ready`, { signal: ac.signal }), late]);
+    const b = (await Promise.race([r.json(), late])) as { data?: { frontEnd?: unknown } };
     headwater = typeof b?.data?.frontEnd === 'string';
-  } catch { /* not answering, or not HTTP: another program */ }
+  } catch { /* not answering, or not HTTP: another program */ } finally { clearTimeout(timer); ac.abort(); }
   const who = headwater ? `another headwater already serves ${probe}` : 'another program listens on it';
   return `port ${port} on ${host} is in use (${who}); stop it, or choose another port with PORT or --port`;
 }
