@@ -11,11 +11,11 @@
 // Needs Debian's `chromium` (.ci/run installs it); skipped with a message when it is missing.
 import t from 'tap';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
+import { CHROMIUM, launchBrowser } from './helpers/browser.js';
 import { startServer, call, createAppFixture, identifyCall, poll, rawRequest, trackCall, uid } from './helpers/server.js';
 import { consenting, deployJourneys, executions, fire, untilExecutions } from './helpers/journeys.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `${CHROMIUM} is not installed (apt-get install chromium; .ci/run installs it)`);
 } else {
@@ -50,10 +50,7 @@ function nonEmpty(x: number[], series: Series): Record<string, number[]> {
 async function main() {
   const s = await startServer();
   t.teardown(() => s.close());
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const f = await createAppFixture(s);
   const admin = f.admin;
   const ctx = await browser.newContext();

@@ -9,12 +9,12 @@
 import t, { type Test } from 'tap';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM, launchBrowser } from './helpers/browser.js';
 import { startServer, call, createAppFixture, identifyCall, poll, rawRequest, trackCall, uid, type AppFixture, type TestServer } from './helpers/server.js';
 import { hw } from './helpers/cli.js';
 import { consenting, deployJourneys, fire, untilExecutions } from './helpers/journeys.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `${CHROMIUM} is not installed (apt-get install chromium; .ci/run installs it)`);
 } else {
@@ -54,10 +54,7 @@ function rawGet(base: string, path: string, headers: Record<string, string> = {}
 async function main() {
   const s = await startServer();
   t.teardown(() => s.close());
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const f = await createAppFixture(s);
   const executionsServed = (await call(s.url, 'GET', '/v1/executions', { token: f.admin })).status === 200;
   t.comment(`front end: ${(await call(s.url, 'GET', '/health/ready')).body?.data?.frontEnd}`);

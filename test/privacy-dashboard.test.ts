@@ -4,19 +4,15 @@
 // window; a member sees neither the erase control nor a lift button. Needs Debian's `chromium`.
 import t from 'tap';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM, launchBrowser } from './helpers/browser.js';
 import { startServer, call, createAppFixture, identifyCall, poll, uid } from './helpers/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) {
   t.plan(0, `${CHROMIUM} is not installed`);
 } else {
   const s = await startServer();
   t.teardown(() => s.close());
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  t.teardown(() => browser.close());
+  const browser = await launchBrowser(t);
   const f = await createAppFixture(s);
   const user = uid('user');
   const p = await identifyCall(s, f, { identifiers: { userId: user } });
