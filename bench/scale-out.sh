@@ -26,12 +26,12 @@ KEY=$(echo "$ORG" | j 'o.data.apiKey'); ADMIN=$(echo "$ORG" | j 'o.data.sessions
 curl -s -XPATCH localhost:18081/v1/orgs/$ORGID -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"data":{"limits":{"ratePerSecond":1000000000,"burst":1000000000}}}' >/dev/null
 APP=$(curl -s -XPOST localhost:18081/v1/apps -H "authorization: Bearer $ADMIN" -H 'content-type: application/json' -d '{"data":{"name":"a"}}' | j 'o.data.id')
 SRC=$(curl -s localhost:18081/v1/apps/$APP/sources -H "authorization: Bearer $ADMIN" | j 'o.data[0].id')
-KEY=$KEY SRC=$SRC MODE=$MODE wrk -t2 -c64 -d5s -s newusers.lua http://127.0.0.1:18081 > /dev/null
+RUN=warm$$ KEY=$KEY SRC=$SRC MODE=$MODE wrk -t2 -c64 -d5s -s newusers.lua http://127.0.0.1:18081 > /dev/null
 cpu() { for p in "$@"; do awk '{print $14+$15}' /proc/$p/stat; done; }
 pgcpu() { for p in $(pgrep -f "postgres: .*$db"; pgrep -x postgres | head -1); do awk '{print $14+$15}' /proc/$p/stat 2>/dev/null; done | paste -sd+ | bc; }
 natscpu() { awk '{print $14+$15}' /proc/$(pgrep -x nats-server | head -1)/stat; }
 B=$(cpu $PIDS | paste -sd' '); BPG=$(pgcpu); BN=$(natscpu)
-OUT=$(KEY=$KEY SRC=$SRC MODE=$MODE wrk -t2 -c64 -d${SECS}s -s newusers.lua --latency http://127.0.0.1:18081)
+OUT=$(RUN=run$$ KEY=$KEY SRC=$SRC MODE=$MODE wrk -t2 -c64 -d${SECS}s -s newusers.lua --latency http://127.0.0.1:18081)
 A=$(cpu $PIDS | paste -sd' '); APG=$(pgcpu); AN=$(natscpu)
 REQ=$(echo "$OUT" | awk '/Requests\/sec/{print $2}')
 P99=$(echo "$OUT" | awk '/ 99%/{print $2}')
