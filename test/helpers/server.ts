@@ -216,6 +216,10 @@ export async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, tim
   }
 }
 
+/** `poll` for a condition with no value to keep: true once `cond` holds, false if it did not in time. */
+export const until = (cond: () => boolean | Promise<boolean>, timeoutMs = 5000, everyMs = 100): Promise<boolean> =>
+  poll(async () => cond(), (v) => v, timeoutMs, everyMs);
+
 /** An org's app (created with the admin session), its first-party `api` source and the keys to use. */
 export interface AppFixture { org: OrgCreds; app: any; source: any; key: string; admin: string }
 
