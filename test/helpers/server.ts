@@ -220,6 +220,20 @@ export async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, tim
 export const until = (cond: () => boolean | Promise<boolean>, timeoutMs = 5000, everyMs = 100): Promise<boolean> =>
   poll(async () => cond(), (v) => v, timeoutMs, everyMs);
 
+/** Waits until this machine's clock is past the instant `iso` (ms), so an instant stored next is later. */
+export const clockPast = (iso: string): Promise<boolean> => until(() => Date.now() > Date.parse(iso), 1000, 1);
+
+/** The sum of a metric's samples on GET /metrics (operator token); 0 when it has none. */
+export async function metric(s: TestServer, name: string): Promise<number> {
+  const r = await call(s.url, 'GET', '/metrics', { token: s.operatorToken });
+  let sum = 0;
+  for (const line of r.text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{[^}]*\})? (\S+)$/.exec(line);
+    if (m && m[1] === name) sum += Number(m[2]);
+  }
+  return sum;
+}
+
 /** An org's app (created with the admin session), its first-party `api` source and the keys to use. */
 export interface AppFixture { org: OrgCreds; app: any; source: any; key: string; admin: string }
 
