@@ -3,7 +3,7 @@
 // write-only source signing secret.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, createOrg, randomName, expectError, type OrgCreds } from './helpers/server.js';
+import { startServer, call, clockPast, createOrg, randomName, expectError, type OrgCreds } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -112,7 +112,7 @@ t.test('GET /v1/apps pagination walks pages newest first', async (t) => {
   const created: any[] = [];
   for (let i = 0; i < 5; i++) {
     created.push(await createApp(o, `page-${i}`));
-    await new Promise((r) => setTimeout(r, 3)); // distinct creation instants
+    await clockPast(created[i].createdAt); // distinct creation instants
   }
   const expected = created.map((a) => a.id).reverse();
 
@@ -226,7 +226,7 @@ t.test('q is a case-insensitive literal substring', async (t) => {
 t.test('PATCH /v1/apps/{id}: rename and archive', async (t) => {
   const o = await createOrg(s);
   const a = await createApp(o, 'before');
-  await new Promise((r) => setTimeout(r, 5));
+  await clockPast(a.updatedAt);
   const r = await call(s.url, 'PATCH', `/v1/apps/${a.id}`, { token: o.sessions.admin, body: { data: { name: 'after' } } });
   t.equal(r.status, 200);
   t.equal(r.body.data.name, 'after');
@@ -398,7 +398,7 @@ t.test('sources: kinds, write-only secret, rotation, archive', async (t) => {
   t.ok(isDateTime(del.body.data.archivedAt), 'archivedAt set');
   t.equal(del.body.data.id, idpId);
   noSecret('delete answer', del.text);
-  await new Promise((r) => setTimeout(r, 5));
+  await clockPast(del.body.data.archivedAt);
   const del2 = await call(s.url, 'DELETE', `/v1/sources/${idpId}`, { token: tok });
   t.equal(del2.status, 200, 'repeated DELETE: 200');
   t.equal(del2.body.data.archivedAt, del.body.data.archivedAt, 'repeated DELETE keeps archivedAt');

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startServer, call, createOrg, expectError, type OrgCreds } from './helpers/server.js';
+import { startServer, call, clockPast, createOrg, expectError, type OrgCreds } from './helpers/server.js';
 import {
   SnapshotCache, collectObservations, deny, holdCalls, loadSnapshot, observe, promote,
 } from '../pipeline/governance/mod.js';
@@ -167,7 +167,7 @@ t.test('list: name order, pagination, q and state', async (t) => {
 t.test('PATCH and state transitions', async (t) => {
   await admin('POST', '/v1/catalog/events', { name: 'Patched', properties: { a: 'string', b: 'number' } });
   const before = (await admin('GET', '/v1/catalog/events/Patched')).body.data;
-  await new Promise((r) => setTimeout(r, 5));
+  await clockPast(before.updatedAt);
   const p = await admin('PATCH', '/v1/catalog/events/Patched', { properties: { c: 'array<string>' } });
   t.equal(p.status, 200);
   t.same(p.body.data.properties, { c: 'array<string>' }, 'PATCH replaces the property map');

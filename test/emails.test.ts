@@ -10,7 +10,7 @@ import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, call, createOrg, expectError, poll, sleep, type OrgCreds, startWorker, type TestServer } from './helpers/server.js';
+import { startServer, call, clockPast, createOrg, expectError, poll, until, uid, type OrgCreds, startWorker, type TestServer } from './helpers/server.js';
 import { deadPort } from './helpers/receiver.js';
 import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
@@ -60,6 +60,15 @@ const testSend = async (s: TestServer, org: OrgCreds, data: Record<string, unkno
 const wakeIfEmbedded = async (s: TestServer, org: OrgCreds) => {
   if (!s.databaseUrl) await testSend(s, org, { to: 'wake@example.com', subject: 'wake' });
 };
+/**
+ * `n` later test e-mails, polled until `smtp` has them all: a send claimed before them (a second send
+ * of a row, a claim that ignored a lease) has gone out by then. True when they all arrived.
+ */
+const markersArrived = async (s: TestServer, org: OrgCreds, smtp: SmtpReceiver, n = 1) => {
+  const to = Array.from({ length: n }, () => `${uid('marker')}@example.com`);
+  for (const x of to) await testSend(s, org, { to: x, subject: 'marker' });
+  return until(() => to.every((x) => smtp.mails.some((m) => m.to.includes(x))), 15_000, 20);
+};
 
 t.test('with an SMTP transport', async (t) => {
   const port = await deadPort();
@@ -80,7 +89,7 @@ t.test('with an SMTP transport', async (t) => {
     t.equal(done.lastError, null);
     t.equal(done.messageId, `<${e.id}@mail.example.com>`, 'Message-ID from the row id and the From domain');
     t.ok(Date.parse(done.sentAt) >= Date.parse(done.createdAt), 'sentAt set');
-    await sleep(300);
+    t.ok(await markersArrived(s, org, smtp), 'a later e-mail arrived');
     const mine = smtp.mails.slice(before).filter((m) => m.headers['message-id'] === done.messageId);
     t.equal(mine.length, 1, 'received exactly once');
     const m = mine[0]!;
@@ -120,7 +129,7 @@ t.test('with an SMTP transport', async (t) => {
     const e = await settled(s, fx.org, emailId);
     t.match(e, { status: 'sent', executionId: x.id, template: 'welcome-email', to: 'ada@example.com', subject: 'Welcome, Ada', text: 'Hello Ada', html: '<p>Hello <b>Ada</b></p>', attempts: 1 });
     t.same((await api(s, admin)('GET', `/v1/emails?executionId=${x.id}`)).body.data.map((m: any) => m.id), [emailId], 'listed under its execution');
-    await sleep(300);
+    t.ok(await markersArrived(s, fx.org, smtp), 'a later e-mail arrived');
     const got = smtp.mails.filter((m) => m.headers['message-id'] === e.messageId);
     t.equal(got.length, 1, 'arrived once');
     t.equal(got[0]?.headers.subject, 'Welcome, Ada');
@@ -166,7 +175,7 @@ t.test('with an SMTP transport', async (t) => {
     await wakeIfEmbedded(s, org);
     const e = await settled(s, org, a.id);
     t.match(e, { status: 'sent', template: 'welcome-email', executionId: 'exe_1', subject: 'Welcome, Ada', html: '<p>Hi <b>Ada</b></p>', text: 'Hi Ada', attempts: 1 });
-    await sleep(200);
+    t.ok(await markersArrived(s, org, smtp), 'a later e-mail arrived');
     const got = smtp.mails.filter((m) => m.headers['message-id'] === e.messageId);
     t.equal(got.length, 1, 'sent once');
     t.match(got[0]!.headers['content-type'], /multipart\/alternative/, 'text and html parts');
@@ -184,7 +193,7 @@ t.test('with an SMTP transport', async (t) => {
         orgId: org.org.id, key: `k${i}`, executionId: i < 3 ? 'exe_a' : 'exe_b', template: 't', to: i % 2 ? 'odd@example.com' : 'even@example.com',
         subject: `n${i}`, html: '', text: `body ${i}`,
       })).id);
-      await sleep(2); // ids sort by time
+      await clockPast(new Date().toISOString()); // ids sort by time
     }
     const refused = await testSend(s, org, { to: 'refuse@example.com' });
     ids.push(refused.id);
@@ -233,7 +242,7 @@ t.test('with an SMTP transport', async (t) => {
     const done = await settled(s, org, e.id, 20_000);
     t.equal(done.status, 'sent', JSON.stringify(done));
     t.ok(done.attempts >= 3);
-    await sleep(300);
+    t.ok(await markersArrived(s, org, smtp), 'a later e-mail arrived');
     t.equal(smtp.mails.filter((m) => m.headers['message-id'] === done.messageId).length, 1, 'arrived exactly once');
   });
 
@@ -320,7 +329,7 @@ t.test('with an SMTP transport', async (t) => {
     await wakeIfEmbedded(s, org);
     const e = await settled(s, org, expired.id);
     t.equal(e.status, 'sent', 'the expired claim was taken and sent');
-    await sleep(500);
+    t.ok(await markersArrived(s, org, smtp), 'a later e-mail was claimed and sent');
     t.equal((await getEmail(s, org, live.id)).status, 'pending', 'a live claim of another process is left alone');
     t.notOk(smtp.counts().has(`<${live.id}@mail.example.com>`), 'and not sent');
     await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second' WHERE id = $1`, [live.id]);
@@ -365,7 +374,7 @@ t.test('e-mails pending at a stop, one of them cut mid-send, are sent exactly on
   for (const e of done.filter((x) => cut.includes(x.messageId))) {
     t.equal(e.attempts, (attemptsBefore.get(e.id) as number) + 1, `${e.id}: the cut send counted no attempt`);
   }
-  await sleep(500);
+  t.ok(await markersArrived(s2, org, smtp), 'a later e-mail arrived');
   const counts = smtp.counts();
   t.same(ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0), ids.map(() => 1), 'every pending e-mail arrived exactly once, with its Message-ID');
   t.ok(cut.every((id) => ids.some((x) => `<${x}@localhost>` === id)), 'the cut attempts carried the same Message-IDs: a duplicate downstream is recognisable');
@@ -388,7 +397,8 @@ t.test('a server and a worker draining one database never send an e-mail twice',
     (l) => l.length === 40 && l.every((e) => e.status === 'sent'), 30_000, 100);
   t.equal(done.filter((e) => e.status === 'sent').length, 40, 'all sent');
   t.ok(done.every((e) => e.attempts === 1), 'one attempt each');
-  await sleep(300);
+  // Several, so that both senders are likely to claim one of them.
+  t.ok(await markersArrived(a, org, smtp, 6), 'later e-mails arrived');
   const counts = smtp.counts();
   t.same(ids.map((id) => counts.get(`<${id}@localhost>`) ?? 0), ids.map(() => 1), 'every e-mail arrived, each Message-ID exactly once');
   const byWorker = smtp.mails.filter((m) => m.from === 'worker@localhost').length;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { call, sleep } from './helpers/server.js';
+import { call, poll } from './helpers/server.js';
 
 const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const TOTAL = 300;
@@ -103,11 +103,7 @@ t.test('answered events survive a crash before they reach ClickHouse', async (t)
     }
     return all;
   };
-  let listed: Ev[] = [];
-  for (const until = Date.now() + 30_000; Date.now() < until; await sleep(300)) {
-    listed = await listAll();
-    if (listed.length >= answered.size) break;
-  }
+  const listed = await poll(listAll, (l) => l.length >= answered.size, 30_000, 300);
   const ids = new Map<string, number>();
   for (const e of listed) ids.set(e.id, (ids.get(e.id) ?? 0) + 1);
   const missing = [...answered].filter(([, id]) => !ids.has(id));

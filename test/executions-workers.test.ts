@@ -1,10 +1,11 @@
 // Two processes (serve and `headwater worker`) against one Postgres run each execution exactly once.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { call, createAppFixture, poll, sleep, startServer, startWorker, uid } from './helpers/server.js';
+import { call, createAppFixture, poll, startServer, startWorker, uid } from './helpers/server.js';
 import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import { startReceiver } from './helpers/receiver.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
+import { settledDeliveries } from './helpers/outbox.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
@@ -33,7 +34,8 @@ t.test('two processes against one Postgres run each execution exactly once', { s
   t.equal(done.length, 60);
   t.equal((await call(a.url, 'GET', '/v1/executions?journey=pair&limit=100', { token: admin })).body.data.length, 60, 'one execution per trigger');
   await poll(async () => rcv.hits.length, (n) => n >= 60, 20_000);
-  await sleep(500);
+  const deliveries = await settledDeliveries(a, admin, hook.body.data.id);
+  t.ok(deliveries.length === 60 && deliveries.every((d) => d.status === 'succeeded'), 'every delivery sent, none pending');
   const bodies = rcv.hits.map((h) => h.json.data.p);
   t.equal(new Set(bodies).size, 60, 'every profile\'s webhook arrived');
   t.equal(rcv.hits.length, 60, 'and none twice');

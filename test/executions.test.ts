@@ -3,7 +3,7 @@
 // webhooks, logs), sleep and waitForEvent, restart, failure codes, cancel, and the executions
 // routes (filters, cursor, org scoping).
 import t from 'tap';
-import { call, createAppFixture, createOrg, expectError, identifyCall, poll, sleep, startServer, uid } from './helpers/server.js';
+import { call, createAppFixture, createOrg, expectError, identifyCall, poll, startServer, uid } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, executions, fire, untilExecutions } from './helpers/journeys.js';
 
 // Small budgets so each failure code is quick to provoke.
@@ -71,8 +71,8 @@ t.test('consent gates the start: no consent or false consent starts nothing', as
   const pDenied = await consenting(s, fx, { userId: denied, purposes: { onboarding: false } });
   const pOk = await consenting(s, fx, { userId: okUser, purposes: { onboarding: true, other: false } });
   for (const u of [none, denied, okUser]) await fire(s, fx, u, 'three_go');
+  // Landed batches go to the triggers in order: the last trigger's execution means the others were decided.
   await untilExecutions(s, admin, { journey: 'three', profileId: pOk.id }, (l) => l.length === 1 && ended(l[0]));
-  await sleep(500);
   t.equal((await executions(s, admin, { profileId: pNone.id })).body.data.length, 0, 'no consent recorded');
   t.equal((await executions(s, admin, { profileId: pDenied.id })).body.data.length, 0, 'consent false');
 });
@@ -85,7 +85,9 @@ t.test('one running execution per (journey, profile); the next trigger after it 
   t.equal(w.step, 'sleep');
   t.ok(w.timerDeadline && Date.parse(w.timerDeadline) > Date.now() - 1000, 'waiting carries its timer deadline');
   await fire(s, fx, user, 'napper_go');
-  await sleep(700);
+  // A later trigger of another journey, once started, means the second one was decided.
+  await fire(s, fx, user, 'three_go');
+  await untilExecutions(s, admin, { journey: 'three', profileId: p.id }, (l) => l.length === 1, 10_000);
   t.equal((await executions(s, admin, { journey: 'napper', profileId: p.id })).body.data.length, 1, 'the second trigger started nothing');
   const [done] = await untilExecutions(s, admin, { journey: 'napper', profileId: p.id }, (l) => l.length === 1 && ended(l[0]), 15_000);
   t.equal(done.status, 'completed');
@@ -109,7 +111,8 @@ t.test('enrollment.cooldown: a second trigger within the cooldown starts nothing
   t.ok(r.status === 200 || r.status === 422, `a request with unset: ${r.status}`);
   t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.keep, 1, 'a request cannot remove a trait');
   await fire(s, fx, user, 'cool_go');
-  await sleep(1000);
+  await fire(s, fx, user, 'three_go'); // started once the cool_go before it was decided
+  await untilExecutions(s, admin, { journey: 'three', profileId: p.id }, (l) => l.length === 1, 10_000);
   t.equal((await executions(s, admin, { journey: 'cool', profileId: p.id })).body.data.length, 1);
 });
 
@@ -203,7 +206,13 @@ t.test('cancel: a waiting execution becomes cancelled and its timer never fires'
   t.equal(c.body.data.timerDeadline, null);
   t.ok(c.body.data.endedAt);
   expectError(t, await call(s.url, 'POST', `/v1/executions/${w.id}/cancel`, { token: admin }), 409, 'conflict', 'already cancelled');
-  await sleep(2500);
+  // Another profile's nap, started now, ends after the cancelled one's deadline: once it resumed, so
+  // would the cancelled one have.
+  const later = uid('u');
+  const pl = await consenting(s, fx, { userId: later });
+  await fire(s, fx, later, 'napper_go');
+  const [l] = await untilExecutions(s, admin, { journey: 'napper', profileId: pl.id }, (x) => ended(x[0]), 15_000);
+  t.ok(l && Date.parse(l.endedAt) > Date.parse(w.timerDeadline), 'a later nap resumed past the cancelled deadline');
   const after = (await execution(s, admin, w.id)).body.data;
   t.equal(after.status, 'cancelled', 'the timer did not resume it');
   t.equal((await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data.traits.napped, undefined);

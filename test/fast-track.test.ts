@@ -5,7 +5,7 @@
 // is asserted in every mode; in embedded mode the second call of each profile takes the fast path.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { startServer, call, createAppFixture, expectError, poll, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
+import { startServer, call, createAppFixture, expectError, markerLanded, metric, poll, until, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -132,7 +132,10 @@ t.test('segments are decided on known profiles: counts across calls, one entry, 
   t.same(await members(), [profile], 'still a member');
   const entered = () => admin(f, 'GET', `/v1/events?profileId=${profile}&event=system.segment_entered&limit=100`);
   await poll(entered, (r) => (r.body?.data?.length ?? 0) >= 1, 10_000);
-  await new Promise((r) => setTimeout(r, 300));
+  // Every stored system event published, then a later event (of an org of its own) landed: a second
+  // entry event would have landed before it.
+  t.ok(await until(async () => await metric(s, 'headwater_backlog', { kind: 'outbox' }) === 0, 10_000, 50), 'the system-event outbox is empty');
+  t.ok(await markerLanded(s, await createAppFixture(s)), 'a later event landed');
   t.equal((await entered()).body.data.length, 1, 'one entry event');
 });
 
@@ -152,7 +155,7 @@ t.test('tracks racing a merge: every event lands on the survivor, once', async (
   for (let w = 0; w < waves; w++) {
     for (let i = 0; i < perWave; i++) pending.push(track(f, { identifiers: i % 2 ? { anonymousId: anon } : { email }, event: 'Race' }));
     if (w === waves / 2) pending.push(identify(f, { identifiers: { anonymousId: anon, email } }));
-    await new Promise((r) => setTimeout(r, 3));
+    await new Promise((r) => setTimeout(r, 3)); // pacing, not a wait: the waves overlap in the workers
   }
   const statuses = (await Promise.all(pending)).map((r) => r.status);
   t.equal(statuses.filter((x) => x === 201).length, waves * perWave, `every track written (statuses ${statuses.join(' ')})`);
@@ -181,7 +184,9 @@ t.test('a track waits while another transaction holds its profile, as a merge do
     await c.query('SELECT 1 FROM profiles WHERE id = $1 FOR UPDATE', [profile]);
     let answered = false;
     const held = Promise.all(Array.from({ length: 4 }, () => track(f, { identifiers: { email }, event: 'Held' }))).then((r) => { answered = true; return r; });
-    await new Promise((r) => setTimeout(r, 500));
+    // Positive signal first: a track waits for this transaction (pg_locks is read live, unlike pg_stat_activity).
+    const waiting = () => c.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted AND transactionid = pg_current_xact_id()::text::xid`);
+    t.ok(await until(async () => (await waiting()).rows[0].n > 0, 10_000, 20), 'a track waits for the lock');
     t.notOk(answered, 'not answered while the profile is held');
     await c.query('COMMIT');
     t.same((await held).map((r) => r.status), [201, 201, 201, 201], 'answered once it is free');

@@ -3,9 +3,10 @@
 // request heads and refuses longer ones with 431, answers HEAD without a body, gives the source
 // receiver's plain-text answers, keeps connections alive and closes gracefully.
 import t from 'tap';
-import { Agent, request } from 'node:http';
+import { Agent, request, type ClientRequest } from 'node:http';
+import { connect } from 'node:net';
 import { createHmac, randomBytes } from 'node:crypto';
-import { startServer, call, createAppFixture, expectError, rawRequest } from './helpers/server.js';
+import { startServer, call, createAppFixture, expectError, rawRequest, until } from './helpers/server.js';
 
 const LIMIT = 4096;
 const s = await startServer(['--body-limit', String(LIMIT)], { HEADWATER_FRONT_END: 'node' });
@@ -94,21 +95,29 @@ t.test('keep-alive: one connection carries several requests', async (t) => {
 });
 
 t.test('graceful close: a request in flight is answered, then the port is closed', async (t) => {
-  // A body sent slowly keeps the request in flight while close() begins.
+  // A body sent slowly keeps the request in flight while close() begins: the rest of it is sent
+  // once the port no longer takes connections.
   const u = new URL(s.url);
   const [head, tail] = ['{"data":{"config":', '{"g":1}}}'];
+  let req!: ClientRequest;
   const answer = new Promise<number>((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: sourcePath, method: 'PATCH', headers: { ...json, 'content-length': head.length + tail.length } }, (res) => {
+    req = request({ host: u.hostname, port: u.port, path: sourcePath, method: 'PATCH', headers: { ...json, 'content-length': head.length + tail.length, expect: '100-continue' } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
     req.on('error', reject);
     req.write(head);
-    setTimeout(() => req.end(tail), 300);
   });
-  await new Promise((r) => setTimeout(r, 100));
+  // node:http answers 100 Continue as it hands the request to the handler: from then on it is in flight.
+  t.ok(await Promise.race([new Promise<boolean>((r) => req.once('continue', () => r(true))), answer.then(() => false)]), 'the request reached the handler');
   const closing = s.close();
   closed = true;
+  const refused = () => new Promise<boolean>((r) => {
+    const c = connect(Number(u.port), u.hostname, () => { c.destroy(); r(false); });
+    c.on('error', () => r(true));
+  });
+  t.ok(await until(refused, 5000, 10), 'the port closed while the request was in flight');
+  req.end(tail);
   t.equal(await answer, 200, 'the request in flight got its answer');
   await closing;
   const after = await call(s.url, 'GET', '/health/live').then((r) => r.status, () => -1);

@@ -3,7 +3,7 @@
 // two userIds, and concurrent calls never creating two profiles for the same identifiers.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, poll, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
+import { startServer, call, clockPast, markerLanded, MARKER_EVENT, poll, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -68,7 +68,7 @@ t.test('two profiles found by one call merge into the oldest', async (t) => {
   const anon = uid('anon');
   const email = `${uid('e')}@example.com`;
   const older = await ok(t, await identify(f, { identifiers: { anonymousId: anon }, traits: { plan: 'free', color: 'red' } }), 200, 'older profile');
-  await sleep(20);
+  await clockPast(older.createdAt);
   const newer = await ok(t, await identify(f, { identifiers: { email }, traits: { plan: 'pro', size: 'L' } }), 200, 'newer profile');
   t.not(older.id, newer.id, 'two profiles');
   const eOld = await ok(t, await track(f, { identifiers: { anonymousId: anon }, event: 'OnOlder' }), 201, 'event on the older');
@@ -105,9 +105,9 @@ t.test('a merge moves everything and later calls for any identifier land on the 
   // Three profiles, merged by one call carrying three identifiers.
   const a = uid('anon'); const e = `${uid('e')}@example.com`; const i = uid('idp');
   const pa = await ok(t, await identify(f, { identifiers: { anonymousId: a }, traits: { k: 'a', onlyA: 1 } }), 200, 'a');
-  await sleep(15);
+  await clockPast(pa.createdAt);
   const pe = await ok(t, await identify(f, { identifiers: { email: e }, traits: { k: 'e', onlyE: 1 } }), 200, 'e');
-  await sleep(15);
+  await clockPast(pe.createdAt);
   const pi = await ok(t, await identify(f, { identifiers: { idpId: i }, traits: { k: 'i', onlyI: 1 } }), 200, 'i');
   const m = await ok(t, await identify(f, { identifiers: { idpId: i, email: e, anonymousId: a } }), 200, 'merge of three');
   t.equal(m.id, pa.id, 'oldest survives');
@@ -120,8 +120,7 @@ t.test('a merge moves everything and later calls for any identifier land on the 
   }
   // Consent merges too.
   const b = uid('anon'); const c = uid('anon');
-  await identify(f, { identifiers: { anonymousId: b }, traits: { consent: { news: true } } });
-  await sleep(15);
+  await clockPast((await identify(f, { identifiers: { anonymousId: b }, traits: { consent: { news: true } } })).body.data.createdAt);
   await identify(f, { identifiers: { anonymousId: c }, traits: { consent: { ads: false } } });
   const bc = await ok(t, await identify(f, { identifiers: { anonymousId: c, userId: uid('u') }, traits: {} }), 200, 'c identified');
   const merged = await ok(t, await identify(f, { identifiers: { anonymousId: b, userId: bc.identifiers.find((x: any) => x.kind === 'userId').value } }), 200, 'b joins c\'s user');
@@ -266,8 +265,8 @@ t.test('200 concurrent calls over 20 users: one live profile per user, every dis
   t.equal(wrong, 0, 'every answer belongs to its user\'s live profile');
 
   const events = await poll(() => allEvents(f, {}), (l) => l.length >= distinct.size, 10_000, 250);
-  await sleep(500);
-  const finalEvents = await allEvents(f, {});
+  t.ok(await markerLanded(s, f), 'a later event landed');
+  const finalEvents = (await allEvents(f, {})).filter((e) => e.event !== MARKER_EVENT);
   t.equal(finalEvents.length, distinct.size, `events = distinct track messageIds (${distinct.size}); first poll saw ${events.length}`);
   t.equal(new Set(finalEvents.map((e) => e.messageId)).size, distinct.size, 'one event per messageId');
   for (let i = 0; i < USERS; i++) {

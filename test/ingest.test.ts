@@ -4,7 +4,7 @@
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, expectError, poll, sleep, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
+import { startServer, call, clockPast, expectError, markerLanded, poll, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -193,7 +193,7 @@ t.test('track replay with the same messageId answers 200 with the original Event
   t.not(r4.body.data.id, r1.body.data.id);
 
   const ev = await waitEvents(f, { profileId: r1.body.data.profileId }, 1);
-  await sleep(500);
+  t.ok(await markerLanded(s, f), 'a later event landed');
   const again = await listEvents(f, { profileId: r1.body.data.profileId });
   t.equal(again.body.data.length, 1, 'the replays wrote nothing');
   t.equal(ev.body.data[0]?.id, r1.body.data.id);
@@ -219,7 +219,7 @@ t.test('20 concurrent replays of one messageId: one 201, one event', async (t) =
 
   const ev = await waitEvents(f, { profileId }, 1);
   t.equal(ev.body.data.length, 1, 'listed');
-  await sleep(1000); // re-emitted duplicates, if any, have landed by now
+  t.ok(await markerLanded(s, f), 'a later event landed'); // and re-emitted duplicates, if any, before it
   const again = await listEvents(f, { profileId });
   t.equal(again.body.data.length, 1, 'listed exactly once');
   t.equal(again.body.data[0]?.id, original?.id);
@@ -514,7 +514,7 @@ t.test('strict: unknown events are held, replays answer quarantined, promote wri
     const r = await track(f, { identifiers: { anonymousId: anon }, event: 'Held', properties: { n: i + 1 }, messageId: msgs[i] });
     t.equal(r.status, 200, `held ${i + 1}: 200`);
     t.same(r.body?.data, { status: 'quarantined' }, `held ${i + 1}: quarantined answer`);
-    await sleep(10);
+    await clockPast(new Date().toISOString()); // distinct arrival instants
   }
   const rep = await track(f, { identifiers: { anonymousId: anon }, event: 'Held', properties: { n: 99 }, messageId: msgs[0] });
   t.equal(rep.status, 200, 'replay of a held event: 200');
@@ -526,7 +526,8 @@ t.test('strict: unknown events are held, replays answer quarantined, promote wri
   const known = await track(f, { identifiers: { anonymousId: uid('anon') }, event: 'Known' });
   t.equal(known.status, 201, 'a catalog event is written under strict');
 
-  await sleep(500);
+  // The later catalog event landed: the held ones, had they been written, before it.
+  t.equal((await waitEvents(f, { profileId: known.body.data.profileId }, 1)).body?.data?.length, 1, 'the catalog event landed');
   t.same((await listEvents(f, { event: 'Held' })).body?.data, [], 'nothing of the held events listed');
 
   const pr = await admin(f, 'POST', '/v1/catalog/quarantine/promote', { kind: 'event', name: 'Held' });
@@ -597,7 +598,8 @@ t.test('strict: denying a held name drops its values', async (t) => {
   t.same(dt.body?.data, { dropped: 1 }, 'one held trait dropped');
   t.equal((await admin(f, 'GET', '/v1/catalog/events/Junk')).body?.data?.state, 'denied', 'event now denied');
   t.equal((await admin(f, 'GET', '/v1/catalog/traits/junkTrait')).body?.data?.state, 'denied', 'trait now denied');
-  await sleep(500);
+  t.equal((await admin(f, 'POST', '/v1/catalog/events', { name: 'test_marker' })).status, 201);
+  t.ok(await markerLanded(s, f), 'a later event landed');
   t.same((await listEvents(f, { event: 'Junk' })).body?.data, [], 'nothing written');
   await nothingFor(t, f, 'anonymousId', anon, 'dropped track');
   t.same((await getProfile(f, p.body.data.id)).body?.data?.traits, {}, 'trait never set');
@@ -797,7 +799,8 @@ t.test('lastReceivedAt of the source and the app is visible in the next read aft
   t.ok(isDateTime(gapp.body?.data?.lastReceivedAt), 'and the app\'s');
   t.equal((await admin(f, 'GET', `/v1/apps/${f.app.id}`)).body.data.lastReceivedAt, app.body.data.lastReceivedAt, 'the first app did not move');
 
-  // After the once-a-second flush the stored value answers the same time.
+  // After the once-a-second flush the stored value answers the same time. The flush is not visible
+  // through the API (the overlay answers the same value), so this waits out its period.
   await new Promise((r) => setTimeout(r, 1500));
   const later = await admin(f, 'GET', `/v1/sources/${f.source.id}`);
   t.equal(later.body.data.lastReceivedAt, src.body.data.lastReceivedAt, 'flushed value equals the overlaid one');

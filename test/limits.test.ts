@@ -58,7 +58,7 @@ t.test('token bucket: the third quick track is 429 rate_limited with Retry-After
   const p = await patchLimits(f.org.org.id, { ratePerSecond: 1, burst: 2 });
   t.equal(p.status, 200);
   t.same(p.body?.data?.limits, { ratePerSecond: 1, burst: 2, monthlyEvents: null, ...QUOTA_DEFAULTS });
-  await sleep(1500); // takes effect within one second
+  await sleep(1500); // takes effect within one second (limits are re-read each second; nothing shows the re-read)
   const rs = [await track(f), await track(f), await track(f)];
   t.same(rs.map((r) => r.status), [201, 201, 429], `two pass, the third is limited (${rs.map((r) => r.text.slice(0, 120)).join(' | ')})`);
   expectError(t, rs[2]!, 429, 'rate_limited', 'third track');
@@ -69,7 +69,7 @@ t.test('token bucket: the third quick track is 429 rate_limited with Retry-After
   const other = await createAppFixture(s);
   t.equal((await track(other)).status, 201, 'another org\'s key');
   // After Retry-After the key is admitted again.
-  await sleep(Number(ra ?? 1) * 1000 + 100);
+  await sleep(Number(ra ?? 1) * 1000 + 100); // the window under test
   t.equal((await track(f)).status, 201, 'admitted after Retry-After');
 });
 
@@ -78,7 +78,7 @@ t.test('monthly quota: accepted tracks count, identify does not; then 429 over_q
   const p = await patchLimits(f.org.org.id, { monthlyEvents: 2 });
   t.equal(p.status, 200);
   t.same(p.body?.data?.limits?.monthlyEvents, 2);
-  await sleep(1500);
+  await sleep(1500); // limits are re-read within a second
   t.equal((await track(f)).status, 201, 'track 1 accepted');
   for (let i = 0; i < 3; i++) t.equal((await identify(f)).status, 200, `identify ${i + 1} accepted (not counted)`);
   // Rejected tracks are not accepted tracks.
@@ -95,25 +95,25 @@ t.test('monthly quota: accepted tracks count, identify does not; then 429 over_q
   t.same(b.body?.data?.map((x: any) => [x.status, x.error?.code ?? null]), [[200, null], [429, 'over_quota']], 'in a batch: identify 200, track 429 over_quota');
   // Raising the quota admits tracks again.
   await patchLimits(f.org.org.id, { monthlyEvents: 3 });
-  await sleep(1500);
+  await sleep(1500); // limits are re-read within a second
   t.equal((await track(f)).status, 201, 'after raising the quota');
   expectError(t, await track(f), 429, 'over_quota', 'used up again');
   await patchLimits(f.org.org.id, { monthlyEvents: null });
-  await sleep(1500);
+  await sleep(1500); // limits are re-read within a second
   t.equal((await track(f)).status, 201, 'unlimited again');
 });
 
 t.test('monthly quota counts tracks in a batch', async (t) => {
   const f = await createAppFixture(s);
   t.equal((await patchLimits(f.org.org.id, { monthlyEvents: 3 })).status, 200);
-  await sleep(1500);
+  await sleep(1500); // limits are re-read within a second
   const b1 = await batch(f, [bTrack(), bIdentify(), bTrack()]);
   t.same(b1.body?.data?.map((x: any) => x.status), [201, 200, 201], 'two tracks and an identify');
   const b2 = await batch(f, [bTrack(), bTrack(), bIdentify()]);
   t.same(b2.body?.data?.map((x: any) => [x.status, x.error?.code ?? null]), [[201, null], [429, 'over_quota'], [200, null]], 'the quota ends inside the batch');
   expectError(t, await track(f), 429, 'over_quota', 'single track after the batch');
   // The usage survives the in-memory counter: after the flush and reload it still holds.
-  await sleep(2500);
+  await sleep(2500); // past the usage flush and limits reload (periodic; nothing shows them)
   expectError(t, await track(f), 429, 'over_quota', 'still over the quota after the usage is flushed');
 });
 

@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { transform } from 'esbuild';
 import { createEngine, type Activation, type Host, type HostCall } from '../runtime/mod.js';
 import type { JournalEntry, JournalResult } from '../schemas/mod.js';
+import { until } from './helpers/server.js';
 
 /** Journal entries without `recordedAt` (the wall-clock time of recording, which two runs never share). */
 const bare = <T>(x: T): T => JSON.parse(JSON.stringify(x, (k, v) => (k === 'recordedAt' ? undefined : v)));
@@ -495,8 +496,7 @@ t.test('activations overlapping on one engine keep their own sandboxes', async (
   const gate = new Promise<void>((r) => { release = r; });
   const host = fakeHost(async (c) => { if (c.name === 'profiles.get') await gate; return defaultAnswer(c); });
   const runs = ['p1', 'p2', 'p3'].map((id) => engine.activate({ code, execution: { ...execution, id }, event: { ...EVENT, profileId: id }, journal: [], host }));
-  await new Promise((r) => setTimeout(r, 50));
-  t.equal(host.calls.length, 3, 'all three wait in a host call at once');
+  t.ok(await until(() => host.calls.length === 3, 5000, 5), 'all three wait in a host call at once');
   release();
   const done = await Promise.all(runs);
   t.same(done.map((a) => a.status), ['completed', 'completed', 'completed']);

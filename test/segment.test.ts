@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import pg from 'pg';
 import { join } from 'node:path';
 import { Analytics } from '@segment/analytics-node';
-import { startServer, call, createAppFixture, createOrg, expectError, poll, uid, type AppFixture } from './helpers/server.js';
+import { startServer, call, createAppFixture, createOrg, expectError, markerLanded, poll, uid, type AppFixture } from './helpers/server.js';
 import { correctedTimestamp, corsPolicy } from '../ingest/segment/mod.js';
 import { batchMessages, decodeEvents, encodeEvent, encodeEventRecord, EVENT_BATCH_MARK } from '../schemas/avro.js';
 
@@ -201,7 +201,7 @@ t.test('a replayed batch (same messageIds) stores nothing twice', async (t) => {
   okAnswer(t, await seg('batch', bodies[0]!, { key: writeKey }), 'replay again');
   const p = await waitProfile(f, 'userId', user);
   const ev = await waitEvents(f, { profileId: p.body.data[0].id }, 2);
-  await new Promise((r) => setTimeout(r, 600)); // a duplicate would land within the linger
+  t.ok(await markerLanded(s, f), 'a later event landed'); // and a duplicate, had there been one, before it
   const again = await events(f, { profileId: p.body.data[0].id });
   t.equal(again.body.data.length, 2, 'two events, not six');
   t.same(again.body.data.map((e: any) => e.properties.n).sort(), [1, 2]);

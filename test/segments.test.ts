@@ -2,7 +2,7 @@
 // their system events on identify / track, event counts and time windows, create and update over
 // existing profiles, merges, delete, cascades and concurrency. Everything through HTTP.
 import t, { type Test } from 'tap';
-import { startServer, call, poll, createAppFixture, createOrg, expectError, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
+import { startServer, call, poll, createAppFixture, createOrg, expectError, markerLanded, metric, until, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 // A fast sweep so windows can age out within a test; a small preview cap to see truncation.
 const s = await startServer(['--segment-sweep-ms', '300', '--segment-preview-cap', '25']);
@@ -37,10 +37,16 @@ async function systemEvents(f: AppFixture, profileId: string): Promise<any[]> {
   }
   return out.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : a.id < b.id ? -1 : 1));
 }
-/** Polls until the profile has `n` system events (they land asynchronously), then a moment more. */
+/**
+ * Polls until the profile has `n` system events (they land asynchronously), then until every stored
+ * system event is published (the outbox backlog is empty) and a later event, of an org of its own,
+ * landed: a further event of the profile would have landed before it.
+ */
+let markers: AppFixture | undefined;
 async function settledSystemEvents(f: AppFixture, profileId: string, n: number): Promise<any[]> {
   await poll(() => systemEvents(f, profileId), (l) => l.length >= n, 10_000);
-  await new Promise((r) => setTimeout(r, 300));
+  if (!await until(async () => await metric(s, 'headwater_backlog', { kind: 'outbox' }) === 0, 10_000, 50)) throw new Error('system events still in the outbox');
+  if (!await markerLanded(s, markers ??= await createAppFixture(s))) throw new Error('the marker event did not land');
   return systemEvents(f, profileId);
 }
 const summary = (evs: any[]) => evs.map((e) => `${e.event === 'system.segment_entered' ? 'entered' : 'exited'}:${e.properties.segmentName}`);
@@ -355,7 +361,6 @@ t.test('concurrent writes to one profile: right membership, one event per real t
   t.same(await members(f, busy.id), [id], '20 taps: busy');
   const final = (await call(s.url, 'GET', `/v1/profiles/${id}`, { token: f.admin })).body.data.traits.v;
   t.same(await members(f, odd.id), final === 1 ? [id] : [], `membership of odd follows the final v=${final}`);
-  await new Promise((r) => setTimeout(r, 1000));
   const names = summary(await settledSystemEvents(f, id, 1));
   t.equal(names.filter((x) => x.endsWith(':busy')).length, 1, 'exactly one busy transition');
   // Entries and exits of one segment alternate from "not a member": a duplicated or lost

@@ -12,6 +12,7 @@ import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailabl
 import { batchMessages, decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, decodeIngestCalls,
   encodeCallResult, encodeCallResults, encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
 import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
+import { until } from './helpers/server.js';
 
 const log = createLogger('silent');
 
@@ -40,11 +41,8 @@ function mkEvent(i: number): EventRecord {
   };
 }
 const answer = (c: IngestCall): CallResult => ({ status: 201, data: { id: c.id } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean | Promise<boolean>, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) { if (Date.now() > end) throw new Error('condition not met in time'); await sleep(10); }
-}
+/** Every event acknowledged and none left to deliver (JetStream). */
+const settled = (acks: NonNullable<Opened['eventAcks']>) => until(async () => { const a = await acks(); return a.ackPending === 0 && a.pending === 0; }, 15_000, 10);
 
 /** A TCP proxy to NATS whose connections can be dropped (the client reconnects) or refused for good. */
 async function proxy() {
@@ -162,24 +160,21 @@ for (const b of backends) {
     const events = Array.from({ length: 300 }, (_, i) => mkEvent(i));
     let published = false;
     const pub = Promise.all([s.events.publish(events.slice(0, 150)), s.events.publish(events.slice(150))]).then(() => { published = true; });
-    await until(() => entered);
+    t.ok(await until(() => entered, 15_000, 10), 'the handler has the first batch');
     if (s.eventAcks) {
       await pub;
       t.ok((await s.eventAcks()).ackPending > 0, 'not acknowledged while the handler runs');
     } else {
-      await sleep(50);
+      // The handler runs on a later turn than the publish: a publish that resolved on enqueue would
+      // have resolved by now.
       t.notOk(published, 'in-process publish waits until the events are written');
     }
     open();
     await pub;
-    await until(() => got.size === 300);
+    t.ok(await until(() => got.size === 300, 15_000, 10), 'all 300 events handled');
     t.same([...got.keys()].sort(), events.map((e) => e.id).sort(), 'every event delivered');
     t.same(got.get(events[7]!.id), events[7]);
-    if (s.eventAcks) {
-      const acks = s.eventAcks;
-      await until(async () => { const a = await acks(); return a.ackPending === 0 && a.pending === 0; });
-      t.pass('all acknowledged after the handler resolved');
-    }
+    if (s.eventAcks) t.ok(await settled(s.eventAcks), 'all acknowledged after the handler resolved');
     await consumer.close();
   });
 
@@ -198,11 +193,9 @@ for (const b of backends) {
     await s.events.publish(second);
     await s.events.publish(first); // a retried publish of the same events
     const ids = [...first, ...second].map((e) => e.id);
-    await until(() => ids.every((id) => got.has(id)));
-    t.pass('every event of both hand-overs delivered');
+    t.ok(await until(() => ids.every((id) => got.has(id)), 15_000, 10), 'every event of both hand-overs delivered');
     if (s.eventAcks) {
-      const acks = s.eventAcks;
-      await until(async () => { const a = await acks(); return a.ackPending === 0 && a.pending === 0; });
+      t.ok(await settled(s.eventAcks), 'all acknowledged');
       t.equal(got.get(first[1]!.id), 1, 'the exact repeat of a hand-over is stored once');
     }
     await consumer.close();
@@ -214,22 +207,27 @@ for (const b of backends) {
     t.teardown(() => s.close());
     const calls = Array.from({ length: 500 }, () => mkCall());
     const byFirst = new Set<string>();
+    // Once it has 100 calls, the first consumer's handler holds its batch until close() was called.
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
     const first = s.ingest.consume(async (batch) => {
-      await sleep(5);
       batch.forEach((c) => byFirst.add(c.id));
+      if (byFirst.size >= 100) await held;
       return batch.map(answer);
     }, { maxBatch: 20, maxInFlight: 1 });
     const pending = Promise.all([0, 1, 2, 3, 4].map((i) => s.ingest.submit(calls.slice(i * 100, i * 100 + 100))));
-    await until(() => byFirst.size >= 100);
-    await first.close();
+    t.ok(await until(() => byFirst.size >= 100, 15_000, 10), 'the first consumer took 100 calls');
+    const closing = first.close();
+    release();
+    await closing;
     const afterClose = byFirst.size;
     t.ok(afterClose < 500, `first consumer stopped early (${afterClose} processed)`);
-    await sleep(100);
-    t.equal(byFirst.size, afterClose, 'nothing processed after close()');
     const bySecond = new Set<string>();
     const second = s.ingest.consume(async (batch) => { batch.forEach((c) => bySecond.add(c.id)); return batch.map(answer); });
     const results = (await pending).flat();
     t.same(results, calls.map(answer), 'every call answered');
+    // The second consumer answered the rest: had the first taken any batch after close(), it is in byFirst now.
+    t.equal(byFirst.size, afterClose, 'nothing processed by the first consumer after close()');
     t.ok(calls.every((c) => byFirst.has(c.id) || bySecond.has(c.id)), 'nothing lost');
     await second.close();
   });

@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, createOrg, poll, sleep, startWorker } from './helpers/server.js';
+import { startServer, call, createOrg, poll, startWorker } from './helpers/server.js';
 import { deadPort, startReceiver } from './helpers/receiver.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
+import { webhookMarkers } from './helpers/outbox.js';
 
 const FLAGS = ['--webhook-allow-private', '--webhook-attempts', '20', '--webhook-backoff-ms', '200', '--webhook-poll-ms', '50', '--webhook-timeout-ms', '1000'];
 
@@ -38,8 +39,10 @@ t.test('deliveries pending at a stop are delivered once by the next server', asy
   const done = await poll(async () => (await call(s2.url, 'GET', `/v1/webhooks/${w.id}/deliveries`, { token: admin })).body.data as any[],
     (l) => l.length === 5 && l.every((d) => d.status === 'succeeded'), 30_000, 100);
   t.ok(done.every((d) => d.status === 'succeeded'), 'all delivered after the restart');
-  await sleep(500);
+  const marker = await webhookMarkers(s2, admin, w.id, rcv);
+  t.ok(marker.arrived, 'a later delivery arrived');
   const counts = rcv.counts();
+  for (const id of marker.ids) counts.delete(id);
   t.same([...counts.keys()].sort(), [...ids].sort(), 'every pending delivery arrived');
   t.ok([...counts.values()].every((n) => n === 1), `each webhook-id exactly once: ${JSON.stringify([...counts.values()])}`);
   t.ok(rcv.hits.every((h) => h.verified), 'signed with the stored secret');
@@ -65,8 +68,11 @@ t.test('a server and a worker draining one database never send a delivery twice'
     (l) => l.length === 60 && l.every((d) => d.status === 'succeeded'), 30_000, 100);
   t.equal(done.filter((d) => d.status === 'succeeded').length, 60, 'all delivered');
   t.ok(done.every((d) => d.attempts === 1), 'one attempt each');
-  await sleep(300);
+  // Several, so that both senders are likely to claim one of them.
+  const marker = await webhookMarkers(a, admin, c.body.data.id, rcv, 6);
+  t.ok(marker.arrived, 'later deliveries arrived');
   const counts = rcv.counts();
+  for (const id of marker.ids) counts.delete(id);
   t.equal(counts.size, 60);
   t.ok([...counts.values()].every((n) => n === 1), 'each webhook-id exactly once');
   t.ok(rcv.hits.every((h) => h.verified), 'the worker signs with the shared key too');

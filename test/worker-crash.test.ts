@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { call, sleep } from './helpers/server.js';
+import { call, poll, sleep } from './helpers/server.js';
 import { natsAnswers, startProc, stopProc, type ChildProc } from './helpers/topology.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -175,7 +175,7 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
       t.comment(`retry round ${round}: ${pending.length} calls not acknowledged yet`);
       let k = 0;
       await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (k < pending.length) await attempt(pending[k++]!); }));
-      if (msgs.some((m) => !isAcked(m))) await sleep(1_000);
+      if (msgs.some((m) => !isAcked(m))) await sleep(1_000); // a client's back-off before its next round, not a wait
     }
     const never = msgs.filter((m) => !isAcked(m));
     t.equal(never.length, 0, `every call is acknowledged within ${MAX_ATTEMPTS} attempts`, {
@@ -207,9 +207,7 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
           const [a, b] = await Promise.all([jsm.streams.info(names.ingestStream), jsm.streams.info(names.eventsStream)]);
           return { ingest: a.state.messages, events: b.state.messages };
         };
-        const until = Date.now() + DRAIN_MS;
-        let l = await left();
-        while ((l.ingest > 0 || l.events > 0) && Date.now() < until) { await sleep(500); l = await left(); }
+        const l = await poll(left, (x) => x.ingest === 0 && x.events === 0, DRAIN_MS, 500);
         t.same(l, { ingest: 0, events: 0 }, 'the ingest and event streams drain (redeliveries processed, events landed)');
       } finally {
         await nc.close();
@@ -231,14 +229,7 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
       }
       return 'more than 200 pages';
     };
-    const pollUntil = Date.now() + POLL_MS;
-    let listed: Ev[] | string = [];
-    for (;;) {
-      listed = await listAll();
-      const present = typeof listed === 'string' ? 0 : new Set(listed.filter((e) => wanted.has(e.id)).map((e) => e.id)).size;
-      if ((typeof listed !== 'string' && present === wanted.size && listed.length >= ackedId.size) || Date.now() >= pollUntil) break;
-      await sleep(500);
-    }
+    const listed = await poll(listAll, (l) => typeof l !== 'string' && new Set(l.filter((e) => wanted.has(e.id)).map((e) => e.id)).size === wanted.size && l.length >= ackedId.size, POLL_MS, 500);
     if (typeof listed === 'string') { t.fail(listed); return; }
     t.comment(`listed ${listed.length} events, ${ackedId.size} acknowledged messageIds, ${Date.now() - started} ms after the stream began`);
 

@@ -216,6 +216,28 @@ export async function poll<T>(fn: () => Promise<T>, done: (v: T) => boolean, tim
   }
 }
 
+/** `poll` for a condition with no value to keep: true once `cond` holds, false if it did not in time. */
+export const until = (cond: () => boolean | Promise<boolean>, timeoutMs = 5000, everyMs = 100): Promise<boolean> =>
+  poll(async () => cond(), (v) => v, timeoutMs, everyMs);
+
+/** Waits until this machine's clock is past the instant `iso` (ms), so an instant stored next is later. */
+export const clockPast = (iso: string): Promise<boolean> => until(() => Date.now() > Date.parse(iso), 1000, 1);
+
+/**
+ * The sum of a metric's samples on GET /metrics (operator token) whose labels include `labels`
+ * (e.g. `{ kind: 'outbox' }`); 0 when it has none.
+ */
+export async function metric(s: TestServer, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const r = await call(s.url, 'GET', '/metrics', { token: s.operatorToken });
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  let sum = 0;
+  for (const line of r.text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (m && m[1] === name && want.every((w) => (m[2] ?? '').split(',').includes(w))) sum += Number(m[3]);
+  }
+  return sum;
+}
+
 /** An org's app (created with the admin session), its first-party `api` source and the keys to use. */
 export interface AppFixture { org: OrgCreds; app: any; source: any; key: string; admin: string }
 
@@ -240,6 +262,21 @@ export const identifyCall = (s: TestServer, f: AppFixture, data: Record<string, 
 /** POST /v1/track through the fixture's source, with a fresh messageId unless `data` names one. */
 export const trackCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
   call(s.url, 'POST', '/v1/track', { token, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });
+
+/** The event name of `markerLanded`, which callers leave out of their counts. */
+export const MARKER_EVENT = 'test_marker';
+
+/**
+ * Tracks a `test_marker` event through `f` (for a profile of its own) and polls until GET /v1/events
+ * lists it. Accepted events land in order, so those accepted before it (re-emitted copies of
+ * replays included) have landed by then. Under the strict policy the name must be in the catalog.
+ */
+export async function markerLanded(s: TestServer, f: AppFixture, timeoutMs = 15_000): Promise<boolean> {
+  const r = await trackCall(s, f, { identifiers: { userId: uid('marker') }, event: MARKER_EVENT });
+  if (r.status !== 201) throw new Error(`marker track: ${r.status} ${r.text}`);
+  const q = new URLSearchParams({ event: MARKER_EVENT, profileId: r.body.data.profileId });
+  return until(async () => (await call(s.url, 'GET', `/v1/events?${q}`, { token: f.admin })).body?.data?.length === 1, timeoutMs, 50);
+}
 
 /**
  * `headwater worker` in this test process (its own pools and senders) on the data `env` names, with
