@@ -105,7 +105,7 @@ export class Sandbox {
 
   /** Fresh per-activation state and a fresh module instance (the module body runs again). */
   open(seed: string, clock: number): Failure | null {
-    const f = this.invoke(this.openFn!, [this.factory!.dup(), this.vm.newString(seed), this.vm.newNumber(clock)]);
+    const f = this.invoke(this.openFn!, [this.factory!, this.vm.newString(seed), this.vm.newNumber(clock)]);
     return f && loading(f);
   }
 
@@ -148,7 +148,8 @@ export class Sandbox {
       r.value.dispose();
       return this.abort;
     } finally {
-      for (const a of args) if (a.alive && a !== this.vm.true && a !== this.vm.false) a.dispose();
+      // The constants and the factory outlive the call; the rest were made for it.
+      for (const a of args) if (a.alive && a !== this.vm.true && a !== this.vm.false && a !== this.factory) a.dispose();
     }
   }
 
