@@ -159,7 +159,11 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
         if (outcome !== null && outcome !== 'done') return failed(outcome);
         next = queue.shift();
         if (!next) {
-          if (outcome === null) return failed({ code: 'journey_error', message: 'the handler awaits a promise that no ctx call settles' });
+          if (outcome === null) {
+            const d = sb.finished();
+            if (d !== true) return failed(d || { code: 'journey_error', message: 'the handler awaits a promise that no ctx call settles' });
+            outcome = 'done';
+          }
           if (consumed < recorded.length) {
             return failed({ code: 'journey_nondeterministic', message: `the handler finished after ${consumed} calls, but the journal records ${recorded.length}` });
           }

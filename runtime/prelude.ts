@@ -3,7 +3,7 @@
 // timing), builds `ctx` per activation, then hardens the context (every built-in and the global
 // object frozen, see HARDEN_SOURCE) so the sandbox can be reused by later activations without one
 // seeing what another wrote. It returns the three entry points the engine drives:
-// [settle, start, open]. open(factory, seed, clock) resets the per-activation state and runs the
+// [settle, start, open, done]. open(factory, seed, clock) resets the per-activation state and runs the
 // journey's module body again (compiled once, into `factory`), so module-level variables are fresh
 // for every activation too. It captures the built-ins it relies on, so journey code cannot bend
 // the bridge. Only strings and numbers cross the boundary; JSON is parsed on the side that receives it.
@@ -26,7 +26,7 @@ delete globalThis.${HOST_GLOBAL};
 var J = JSON, parse = J.parse, stringify = J.stringify, P = Promise, imul = Math.imul, defineProperty = Object.defineProperty;
 var freeze = Object.freeze, construct = Reflect.construct, apply = Reflect.apply;
 // Per-activation state, reset by open().
-var clock = 0, position = 0, seed = '', waiting = {}, mod, draw = null;
+var clock = 0, position = 0, seed = '', waiting = {}, mod, draw = null, finished = 0;
 
 function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false }); }
 
@@ -106,7 +106,7 @@ var api = {
 
 // A new activation: fresh state, then the module body runs (a throw there is a load failure).
 function open(factory, s, now) {
-  seed = s; clock = now; position = 0; waiting = {}; draw = null; mod = undefined;
+  seed = s; clock = now; position = 0; waiting = {}; draw = null; mod = undefined; finished = 0;
   mod = factory();
 }
 
@@ -127,10 +127,12 @@ function start(kind, input) {
     profile: api.profile, profiles: api.profiles, events: api.events, restart: api.restart, split: api.split, log: api.log,
   });
   P.resolve().then(function () { return d.handler(ctx); })
-    .then(function () { host.done(''); }, function (e) { host.fail(describe(e)); });
+    .then(function () { finished = 1; }, function (e) { host.fail(describe(e)); });
 }
 evaluate(host.hardenSource)(globalThis, defineProperty, api);
-return [settle, start, open];
+// Whether the journey handler returned: asked once, when nothing is left to settle (cheaper than a call out).
+function done() { return finished; }
+return [settle, start, open, done];
 })(globalThis.${HOST_GLOBAL})`;
 
 /**
