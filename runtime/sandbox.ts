@@ -93,12 +93,12 @@ export class Sandbox {
   load(prelude: string, code: string): Failure | null {
     const pre = this.guard(() => this.vm.evalCode(prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
     if ('failure' in pre) return pre.failure;
-    const entry = pre.value;
-    this.settleFn = this.vm.getProp(entry, 0);
-    this.startFn = this.vm.getProp(entry, 1);
-    this.openFn = this.vm.getProp(entry, 2);
-    this.doneFn = this.vm.getProp(entry, 3);
-    entry.dispose();
+    const fns = pre.value;
+    this.settleFn = this.vm.getProp(fns, 0);
+    this.startFn = this.vm.getProp(fns, 1);
+    this.openFn = this.vm.getProp(fns, 2);
+    this.doneFn = this.vm.getProp(fns, 3);
+    fns.dispose();
     const r = this.guard(() => this.vm.evalCode(wrapModule(code), 'journey.js', { type: 'global' }));
     if ('failure' in r) return loading(r.failure);
     this.factory = r.value;
