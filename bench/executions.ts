@@ -7,7 +7,8 @@
 //            ratio to the same load with the journey disabled
 //   sandbox  CPU of one trivial activation (bench/runtime.ts, in-process)
 // The server is `node bin/headwater.js serve`, a child process: embedded stores, or PostgreSQL + NATS
-// when DATABASE_URL and NATS_URL are set. Flags: --idle N, --spread-s S, --load N, --skip-idle.
+// when DATABASE_URL and NATS_URL are set. Flags: --idle N, --spread-s S, --load N, --skip-idle,
+// --idle-only (neither the sandbox figures nor the load), --first-s S (seconds to the first deadline).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,14 +20,39 @@ import { create as tarCreate } from 'tar';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { arg } from './args.js';
-import { cpuSeconds } from './procstat.js';
+import { cpuSeconds, memory, ticksPerSecond } from './procstat.js';
+import { readFileSync, readdirSync } from 'node:fs';
 import { ROOT, spawnServe } from './child.js';
 import { SDK_FILE, sdkPlugin } from '../cli/project/index.js';
 
 const IDLE = Number(arg('--idle', '10000'));
 const SPREAD_S = Number(arg('--spread-s', '60'));
+/** Seconds from seeding to the first deadline: default 25 ms per execution, at least 60 s (more on a loaded machine). */
+const FIRST_S = Number(arg('--first-s', '0'));
 const LOAD = Number(arg('--load', '5000'));
 const SKIP_IDLE = process.argv.includes('--skip-idle');
+const IDLE_ONLY = process.argv.includes('--idle-only');
+
+/** CPU seconds per thread name of a process (threads of one name summed). */
+function threadSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+        const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+        out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / ticksPerSecond());
+      } catch { /* the thread ended */ }
+    }
+  } catch { /* the process ended */ }
+  return out;
+}
+/** The threads that used CPU between two readings, as '% of a core' per name, largest first. */
+function threadShares(a: Map<string, number>, b: Map<string, number>, seconds: number): string {
+  return [...b].map(([k, v]) => [k, ((v - (a.get(k) ?? 0)) / seconds) * 100] as const).filter(([, p]) => p > 0)
+    .sort((x, y) => y[1] - x[1]).slice(0, 6).map(([k, p]) => `${k} ${p.toFixed(2)}`).join(', ');
+}
 const mode = process.env.DATABASE_URL && process.env.NATS_URL ? 'postgres+nats' : 'embedded';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -140,13 +166,16 @@ async function idle() {
     // waiting executions' share can be told apart from it.
     await sleep(5000);
     const b0 = cpuSeconds(srv.pid)!;
+    const bt = threadSeconds(srv.pid);
     const bw = performance.now();
     await sleep(15_000);
-    const basePct = ((cpuSeconds(srv.pid)! - b0) / ((performance.now() - bw) / 1000)) * 100;
-    console.log(`idle: server CPU over 15 s with nothing waiting: ${basePct.toFixed(2)} % of one core`);
+    const bs = (performance.now() - bw) / 1000;
+    const basePct = ((cpuSeconds(srv.pid)! - b0) / bs) * 100;
+    const rss0 = memory(srv.pid)?.rssMB ?? NaN;
+    console.log(`idle: server CPU over 15 s with nothing waiting: ${basePct.toFixed(2)} % of one core (${threadShares(bt, threadSeconds(srv.pid), bs)}); RSS ${rss0.toFixed(0)} MB`);
     await batch(srv.url, org, identifies('i', IDLE));
     // Deadlines spread over SPREAD_S seconds, starting after the seeding is expected to be done.
-    const base = Math.max(60_000, IDLE * 25);
+    const base = FIRST_S > 0 ? FIRST_S * 1000 : Math.max(60_000, IDLE * 25);
     const t0 = performance.now();
     await batch(srv.url, org, tracks('i', IDLE, 'idle_go', (i) => ({ ms: base + Math.floor((i / IDLE) * SPREAD_S * 1000) })));
     for (;;) {
@@ -168,11 +197,15 @@ async function idle() {
     }
     await sleep(2000);
     const c0 = cpuSeconds(srv.pid)!;
+    const ct = threadSeconds(srv.pid);
     const w0 = performance.now();
     const windowMs = Math.min(15_000, base - (performance.now() - t0) - 5_000);
     await sleep(windowMs);
-    const idlePct = ((cpuSeconds(srv.pid)! - c0) / ((performance.now() - w0) / 1000)) * 100;
-    console.log(`idle: server CPU over ${(windowMs / 1000).toFixed(0)} s with ${IDLE} waiting: ${idlePct.toFixed(2)} % of one core; ${(idlePct - basePct).toFixed(2)} points above the idle process (goal < 1 %)`);
+    const ws = (performance.now() - w0) / 1000;
+    const idlePct = ((cpuSeconds(srv.pid)! - c0) / ws) * 100;
+    const rss1 = memory(srv.pid)?.rssMB ?? NaN;
+    console.log(`idle: server CPU over ${(windowMs / 1000).toFixed(0)} s with ${IDLE} waiting: ${idlePct.toFixed(2)} % of one core (${threadShares(ct, threadSeconds(srv.pid), ws)}); ${(idlePct - basePct).toFixed(2)} points above the idle process (goal < 1 %)`);
+    console.log(`idle: RSS ${rss1.toFixed(0)} MB with ${IDLE} waiting, ${(rss1 - rss0).toFixed(0)} MB above the idle process (goal < 200 MB)`);
     while (await busy(srv.url, org, 'idle')) await sleep(1000);
     // endedAt - the deadline: the resume, its activation and the trait write.
     const lateness: number[] = [];
@@ -183,7 +216,7 @@ async function idle() {
     lateness.sort((a, b) => a - b);
     const q = (p: number) => lateness[Math.min(lateness.length - 1, Math.floor(p * lateness.length))]!;
     console.log(`idle: resume lateness (endedAt - timerDeadline), ${lateness.length} sampled: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${lateness[lateness.length - 1]} ms; within 1 s: ${lateness.filter((v) => v <= 1000).length}/${lateness.length}`);
-    return { idlePct, basePct, p50: q(0.5), p99: q(0.99), max: lateness[lateness.length - 1]! };
+    return { idlePct, basePct, rssAddedMB: rss1 - rss0, p50: q(0.5), p99: q(0.99), max: lateness[lateness.length - 1]! };
   } finally { await srv.close(); }
 }
 
@@ -218,9 +251,11 @@ async function load() {
 
 async function main() {
   console.log(`journey runtime bench, ${mode}`);
-  const sandbox = spawn(process.execPath, [fileURLToPath(new URL('./runtime.js', import.meta.url)), '--n', '200'], { stdio: 'inherit' });
-  await new Promise((r) => sandbox.once('exit', r));
-  const l = await load();
+  if (!IDLE_ONLY) {
+    const sandbox = spawn(process.execPath, [fileURLToPath(new URL('./runtime.js', import.meta.url)), '--n', '200'], { stdio: 'inherit' });
+    await new Promise((r) => sandbox.once('exit', r));
+  }
+  const l = IDLE_ONLY ? undefined : await load();
   const i = SKIP_IDLE ? undefined : await idle();
   console.log(JSON.stringify({ mode, load: l, idle: i }));
 }

@@ -1,12 +1,18 @@
-// Journey engine micro-benchmark (`node dist/bench/runtime.js [--n N]`): CPU per activation of a
-// trivial journey, of a three-call journey with an immediate host, and the replay cost per recorded
-// journal entry. One thread, real QuickJS, journeys compiled by esbuild as the server compiles them.
+// Journey engine micro-benchmark (`node dist/bench/runtime.js [--n N] [--warm N]`): CPU per
+// activation of a trivial journey, of one `ctx.traits.set`, of a three-call journey with an
+// immediate host, the replay cost per recorded journal entry, and a resume after 100 effects. One
+// thread, real QuickJS, journeys compiled by esbuild as the server compiles them.
+//
+// A journey thread lives as long as its server, so figures are taken warm: WebAssembly tiers up
+// and the host-side JavaScript is optimized over the first few thousand activations (the first 500
+// of a fresh process cost several times what later ones do; that start is printed on its own).
 import { transform } from 'esbuild';
-import { createEngine, type ActivationInput, type Host } from '../runtime/mod.js';
+import { createEngine, type ActivationInput, type Engine, type Host } from '../runtime/mod.js';
 import type { JournalEntry } from '../schemas/mod.js';
+import { arg } from './args.js';
 
-const argN = process.argv.indexOf('--n');
-const N = argN !== -1 ? Number(process.argv[argN + 1]) : 300;
+const N = Number(arg('--n', '1000'));
+const WARM = Number(arg('--warm', '3000'));
 
 const SDK = `function journey(options, handler) { return { kind: 'journey', key: options.key, options, handler }; }`;
 const compile = async (body: string) =>
@@ -15,29 +21,43 @@ const compile = async (body: string) =>
 const event = { id: 'ev', orgId: 'o', appId: 'a', sourceId: 's', profileId: 'p', environment: 'production', event: 'signed_up',
   properties: {}, timestamp: '2026-01-01T00:00:00.000Z', receivedAt: '2026-01-01T00:00:00.000Z', messageId: null };
 const host: Host = { call: async (c) => ({ ok: true, value: c.name === 'profile.get' ? { id: 'p', traits: { name: 'Ada' } } : null }) };
+const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+/** A journal as the runner hands it back: read from storage, so new objects. */
+const stored = (j: unknown): JournalEntry[] => JSON.parse(JSON.stringify(j)) as JournalEntry[];
 
 const engine = await createEngine();
+const trivialCode = await compile('');
+const setCode = await compile(`await ctx.traits.set('seen', true);`);
 
-/** Mean CPU milliseconds (user + system) of one activation, after a warm-up. */
-async function measure(label: string, input: Omit<ActivationInput, 'host' | 'event' | 'execution'>, n = N): Promise<number> {
+async function run(e: Engine, input: Omit<ActivationInput, 'host' | 'event' | 'execution'>, n: number, label: string): Promise<number> {
   const full: ActivationInput = { ...input, host, event, execution: { id: 'e', runId: 'r', seed: 's' } };
-  for (let i = 0; i < Math.min(20, n); i++) await engine.activate(full);
   const c0 = process.cpuUsage();
-  const w0 = performance.now();
   for (let i = 0; i < n; i++) {
-    const a = await engine.activate(full);
+    const a = await e.activate(full);
     if (a.status !== 'completed') throw new Error(`${label}: ${a.status} ${'message' in a ? a.message : ''}`);
   }
-  const c = process.cpuUsage(c0);
-  const cpu = (c.user + c.system) / 1000 / n;
-  console.log(`${label.padEnd(44)} ${cpu.toFixed(3).padStart(8)} ms CPU  ${((performance.now() - w0) / n).toFixed(3).padStart(8)} ms wall`);
+  return cpuMs(process.cpuUsage(c0)) / n;
+}
+
+/** Mean CPU milliseconds (user + system) of one activation, after a short warm-up of this journey. */
+async function measure(label: string, input: Omit<ActivationInput, 'host' | 'event' | 'execution'>, n = N): Promise<number> {
+  await run(engine, input, Math.min(100, n), label);
+  const w0 = performance.now();
+  const cpu = await run(engine, input, n, label);
+  console.log(`${label.padEnd(48)} ${cpu.toFixed(3).padStart(8)} ms CPU  ${((performance.now() - w0) / n).toFixed(3).padStart(8)} ms wall`);
   return cpu;
 }
 
-const trivial = await measure('trivial journey (no calls)', { code: await compile(''), journal: [] });
+const cold = await run(engine, { code: setCode, journal: [] }, 500, 'cold');
+console.log(`${'one traits.set, first 500 of the process'.padEnd(48)} ${cold.toFixed(3).padStart(8)} ms CPU`);
+await run(engine, { code: trivialCode, journal: [] }, WARM, 'warm-up');
+await run(engine, { code: setCode, journal: [] }, WARM, 'warm-up');
+
+const trivial = await measure('trivial journey (no calls)', { code: trivialCode, journal: [] });
+await measure('one traits.set (the target\'s trivial activation)', { code: setCode, journal: [] });
 await measure('three calls, immediate host', { code: await compile(`const me = await ctx.profile.get(); await ctx.traits.set('seen', true); await ctx.events.track('welcomed', { name: me.traits.name });`), journal: [] });
 
-// A bundle the size of a journey with a few helpers: compiling it is paid on every activation.
+// A bundle the size of a journey with a few helpers: compiled once per sandbox, run per activation.
 const filler = Array.from({ length: 200 }, (_, i) => `function helper${i}(x) { return { id: x.id, n: ${i}, tags: [x.a, x.b].filter(Boolean) }; }`).join('\n');
 const big = await compile(`const me = await ctx.profile.get(); if (me.id === 'never') helper0(me);`.replace('const me', `${filler}\nconst me`));
 await measure(`one call, ${Math.round(big.length / 1024)} KiB bundle`, { code: big, journal: [] });
@@ -45,34 +65,55 @@ await measure(`one call, ${Math.round(big.length / 1024)} KiB bundle`, { code: b
 for (const entries of [100, 1000]) {
   const code = await compile(`for (let i = 0; i < ${entries}; i++) await ctx.traits.set('k', i);`);
   const first = await engine.activate({ code, host, event, execution: { id: 'e', runId: 'r', seed: 's' }, journal: [], limits: { maxEntries: entries + 1 } });
-  const journal = first.journal as JournalEntry[];
-  const live = await measure(`${entries} calls, live (host each)`, { code, journal: [], limits: { maxEntries: entries + 1 } }, Math.max(5, Math.round(N / entries * 10)));
-  const replay = await measure(`${entries} calls, replayed from the journal`, { code, journal, limits: { maxEntries: entries + 1 } }, Math.max(5, Math.round(N / entries * 10)));
+  const journal = stored(first.journal);
+  const n = Math.max(5, Math.round(N / entries * 10));
+  const live = await measure(`${entries} calls, live (host each)`, { code, journal: [], limits: { maxEntries: entries + 1 } }, n);
+  const replay = await measure(`${entries} calls, replayed from the journal`, { code, journal, limits: { maxEntries: entries + 1 } }, n);
   console.log(`  replay per recorded entry: ${((replay - trivial) / entries * 1000).toFixed(1)} us CPU; live per call: ${((live - trivial) / entries * 1000).toFixed(1)} us`);
 }
+
 // A resume: the execution stopped at a sleep after 100 effects; the activation appends the sleep's
-// entry and goes on (one more effect). From its parked sandbox, and replayed (an engine that parks nothing).
+// entry and goes on (one more effect). From its parked sandbox, and replayed (an engine that parks
+// nothing). The engines keep every sandbox idle afterwards, so the figure is the resume itself; what
+// a sandbox costs to free when the idle set is full is printed apart.
 {
   const code = await compile(`for (let i = 0; i < 100; i++) await ctx.traits.set('a', i); await ctx.sleep('1h'); await ctx.traits.set('b', 2);`);
-  const replaying = await createEngine({ cache: { parkedMax: 0 } });
-  for (const [label, e] of [['resume from the parked sandbox', engine], ['resume replayed from the journal', replaying]] as const) {
-    const n = Math.min(100, Math.max(50, N));
-    const waits = [];
-    for (let i = 0; i < n; i++) {
-      const a = await e.activate({ code, host, event, execution: { id: `w${i}`, runId: 'r', seed: 's' }, journal: [], limits: { fuel: 1e6 } });
-      if (a.status !== 'waiting') throw new Error(a.status);
-      waits.push([`w${i}`, [...a.journal, { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position }]] as const);
+  const n = Math.min(200, Math.max(50, N));
+  const keep = { idlePerCode: n + 1, idleTotal: n + 1, parkedMax: n + 1 };
+  const parking = await createEngine({ cache: keep });
+  const replaying = await createEngine({ cache: { ...keep, parkedMax: 0 } });
+  for (const [label, e] of [['resume from the parked sandbox', parking], ['resume replayed from the journal', replaying]] as const) {
+    const samples: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const waits = [];
+      for (let i = 0; i < n; i++) {
+        const id = `w${round}-${i}`;
+        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal: [], limits: { fuel: 1e6 } });
+        if (a.status !== 'waiting') throw new Error(a.status);
+        waits.push([id, stored([...a.journal, { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position, recordedAt: new Date().toISOString() }])] as const);
+      }
+      const c0 = process.cpuUsage();
+      let resumed = 0;
+      for (const [id, journal] of waits) {
+        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal, limits: { fuel: 1e6 } });
+        if (a.status !== 'completed') throw new Error(a.status);
+        if (a.stats.resumed) resumed++;
+      }
+      samples.push(cpuMs(process.cpuUsage(c0)) / n);
+      if (round === 2) console.log(`${label.padEnd(48)} ${samples.map((s) => s.toFixed(3)).join(' / ').padStart(8)} ms CPU  (3 rounds; ${resumed}/${n} resumed in place)`);
     }
-    const c0 = process.cpuUsage();
-    let resumed = 0;
-    for (const [id, journal] of waits) {
-      const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal, limits: { fuel: 1e6 } });
-      if (a.status !== 'completed') throw new Error(a.status);
-      if (a.stats.resumed) resumed++;
-    }
-    const c = process.cpuUsage(c0);
-    console.log(`${label.padEnd(44)} ${((c.user + c.system) / 1000 / n).toFixed(3).padStart(8)} ms CPU  (${resumed}/${n} resumed in place)`);
   }
+  parking.close();
   replaying.close();
+  // Freeing a loaded sandbox: what a resume adds when the idle set is already full.
+  const freeing = await createEngine({ cache: { idlePerCode: 1, idleTotal: 1, parkedMax: 0 } });
+  const m = 100;
+  const loads: Promise<unknown>[] = [];
+  // m activations in flight at once need m sandboxes; returning them frees all but one.
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < m; i++) loads.push(freeing.activate({ code: setCode, host, event, execution: { id: `f${i}`, runId: 'r', seed: 's' }, journal: [] }));
+  await Promise.all(loads);
+  console.log(`${'load + run + free a sandbox (idle set full)'.padEnd(48)} ${(cpuMs(process.cpuUsage(c0)) / m).toFixed(3).padStart(8)} ms CPU`);
+  freeing.close();
 }
 engine.close();

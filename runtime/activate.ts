@@ -10,7 +10,7 @@
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
 import type { JournalCall, JournalEntry, JournalResult } from '../schemas/mod.js';
 import type { Pending, SandboxCache } from './cache.js';
-import { canonicalJson, checkCall, type CallName, type EffectName } from './calls.js';
+import { canonicalJson, checkCall, sameJson, type CallName, type EffectName } from './calls.js';
 import { durationMs } from './duration.js';
 import { Sandbox, timeoutFailure, type Failure } from './sandbox.js';
 import { DEFAULT_LIMITS, type Activation, type ActivationInput, type Limits, type LogRecord } from './types.js';
@@ -22,9 +22,13 @@ const TIMED_OUT = Symbol('timeout');
 /** What an activation runs on: the engine's module, its minified prelude and its sandbox cache. */
 export interface Env { module: QuickJSWASMModule; prelude: string; cache: SandboxCache }
 
+const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof Limits)[];
+
 export function resolveLimits(partial: Partial<Limits> | undefined): Limits {
+  if (!partial) return DEFAULT_LIMITS;
   const l = { ...DEFAULT_LIMITS, ...partial };
-  for (const [k, v] of Object.entries(l)) {
+  for (const k of LIMIT_KEYS) {
+    const v = l[k];
     if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`limit ${k} must be a positive integer`);
   }
   return l;
@@ -82,6 +86,11 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
   let outcome: 'done' | Failure | null = null;
   let clock = startClock(input.event as Record<string, unknown>);
   let next: Pending | undefined;
+  // One timer per activation bounds every host call by the activation's deadline; the call in
+  // progress is the one it ends, and the signal is aborted for it.
+  let expiry: NodeJS.Timeout | undefined;
+  let onExpiry: () => void = () => {};
+  let ac: AbortController | undefined;
 
   const hooks = {
     call(name: string, json: string, serializeError: string) {
@@ -91,7 +100,7 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
       const c = serializeError ? { ok: false as const, message: `${name}: arguments are not JSON-serializable (${serializeError})` } : checkCall(name, json);
       if (!c.ok) { sb.abort = { code: 'journey_output_invalid', message: `call ${at}: ${c.message}` }; return -1; }
       nextAt++;
-      queue.push({ at, name: name as CallName, args: c.args, json: canonicalJson(c.args) });
+      queue.push({ at, name: name as CallName, args: c.args });
       return at;
     },
     log(level: string, message: string) {
@@ -112,12 +121,11 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
   let resumed = false;
   const parked = env.cache.unpark(exec.id);
   if (parked && parked.sandbox.module === env.module && parked.code === input.code && parked.runId === exec.runId && parked.seed === exec.seed
-    && recorded.length === parked.journalLength + 1 && parked.wait.at === parked.journalLength
-    && canonicalJson(recorded.slice(0, parked.journalLength)) === parked.journalJson) {
+    && recorded.length === parked.journal.length + 1 && parked.wait.at === parked.journal.length && sameEntries(recorded, parked.journal)) {
     sb = parked.sandbox;
     sb.begin(limits, deadline, hooks);
     queue = parked.queue; nextAt = parked.nextAt; logSeq = parked.logSeq; clock = parked.clock;
-    consumed = parked.journalLength; next = parked.wait;
+    consumed = parked.journal.length; next = parked.wait;
     resumed = true;
     env.cache.stats.resumed++;
   } else {
@@ -134,7 +142,7 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
     if (a.status === 'failed') sb.dispose();
     else if (wait && journal.length >= env.cache.limits.parkMinEntries) {
       env.cache.park(exec.id, {
-        sandbox: sb, code: input.code, runId: exec.runId, seed: exec.seed, journalJson: canonicalJson(journal), journalLength: journal.length,
+        sandbox: sb, code: input.code, runId: exec.runId, seed: exec.seed, journal: journal.slice(),
         wait, queue, nextAt, logSeq, clock, parkedAt: Date.now(),
       });
     } else env.cache.release(input.code, sb);
@@ -151,7 +159,11 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
         if (outcome !== null && outcome !== 'done') return failed(outcome);
         next = queue.shift();
         if (!next) {
-          if (outcome === null) return failed({ code: 'journey_error', message: 'the handler awaits a promise that no ctx call settles' });
+          if (outcome === null) {
+            const d = sb.finished();
+            if (d !== true) return failed(d || { code: 'journey_error', message: 'the handler awaits a promise that no ctx call settles' });
+            outcome = 'done';
+          }
           if (consumed < recorded.length) {
             return failed({ code: 'journey_nondeterministic', message: `the handler finished after ${consumed} calls, but the journal records ${recorded.length}` });
           }
@@ -164,10 +176,10 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
       let entry: JournalEntry;
       if (cur.at < recorded.length) {
         entry = recorded[cur.at]!;
-        if (entry.call.name !== cur.name || canonicalJson(entry.call.args) !== cur.json) {
+        if (entry.call.name !== cur.name || !sameJson(entry.call.args, cur.args)) {
           return failed({
             code: 'journey_nondeterministic',
-            message: `call ${cur.at} is ${cur.name} ${short(cur.json)}, but the journal records ${entry.call.name} ${short(canonicalJson(entry.call.args))}`,
+            message: `call ${cur.at} is ${cur.name} ${short(canonicalJson(cur.args))}, but the journal records ${entry.call.name} ${short(canonicalJson(entry.call.args))}`,
           });
         }
       } else {
@@ -185,21 +197,22 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
         }
         const remaining = deadline - performance.now();
         if (remaining <= 0) return failed(timeoutFailure(limits.wallMs));
-        const ac = new AbortController();
-        let timer: NodeJS.Timeout | undefined;
         let result: JournalResult | typeof TIMED_OUT;
         hostCalls++;
         try {
-          result = await Promise.race([
-            input.host.call({ name: cur.name as EffectName, args: cur.args, position: cur.at, idempotencyKey: `${exec.id}:${exec.runId}:${cur.at}`, signal: ac.signal }),
-            new Promise<typeof TIMED_OUT>((r) => { timer = setTimeout(r, remaining, TIMED_OUT); }),
-          ]);
+          result = await new Promise<JournalResult | typeof TIMED_OUT>((resolve, reject) => {
+            onExpiry = () => resolve(TIMED_OUT);
+            expiry ??= setTimeout(() => { ac?.abort(); onExpiry(); }, remaining);
+            input.host.call({
+              name: cur.name as EffectName, args: cur.args, position: cur.at, idempotencyKey: `${exec.id}:${exec.runId}:${cur.at}`,
+              // Made when a host reads it: most hosts never do, and a controller costs more than the rest of the call.
+              get signal() { return (ac ??= new AbortController()).signal; },
+            }).then(resolve, reject);
+          });
         } catch (e) {
           return end({ status: 'retry', position: cur.at, message: `host call ${cur.name} failed: ${e instanceof Error ? e.message : String(e)}`, journal, logs, stats: stats() });
-        } finally {
-          clearTimeout(timer);
         }
-        if (result === TIMED_OUT) { ac.abort(); return failed(timeoutFailure(limits.wallMs)); }
+        if (result === TIMED_OUT) return failed(timeoutFailure(limits.wallMs));
         const norm = normalizeResult(result);
         if (!norm) return end({ status: 'retry', position: cur.at, message: `host call ${cur.name} answered a malformed result`, journal, logs, stats: stats() });
         // recordedAt is for readers (when the effect was recorded); replay matches on position and call.
@@ -216,7 +229,15 @@ export async function activate(env: Env, input: ActivationInput): Promise<Activa
   } catch (e) {
     sb.dispose();
     throw e;
+  } finally {
+    clearTimeout(expiry);
   }
+}
+
+/** Whether the recorded journal begins with the entries a run parked with. */
+function sameEntries(recorded: readonly JournalEntry[], parked: readonly JournalEntry[]): boolean {
+  for (let i = 0; i < parked.length; i++) if (!sameJson(recorded[i], parked[i])) return false;
+  return true;
 }
 
 /** The result as it will read back from storage (JSON, members in canonical order), or null. */

@@ -7,6 +7,7 @@
 // Everything lives in the engine's WebAssembly module; entries of a dropped (poisoned) module are
 // forgotten without being disposed.
 import type { QuickJSWASMModule } from 'quickjs-emscripten';
+import type { JournalEntry } from '../schemas/mod.js';
 import type { Sandbox } from './sandbox.js';
 
 export interface CacheLimits {
@@ -31,7 +32,7 @@ export const DEFAULT_CACHE: Readonly<CacheLimits> = Object.freeze({
 });
 
 /** One call the sandbox issued and the host has not answered yet. */
-export interface Pending { at: number; name: string; args: Record<string, unknown>; json: string }
+export interface Pending { at: number; name: string; args: Record<string, unknown> }
 
 /** The state of an activation that ended waiting, as its resume needs it. */
 export interface Parked {
@@ -39,9 +40,8 @@ export interface Parked {
   code: string;
   runId: string;
   seed: string;
-  /** canonicalJson of the journal when it parked (entries before the wait). */
-  journalJson: string;
-  journalLength: number;
+  /** The journal when it parked (entries before the wait), compared entry by entry on resume. */
+  journal: readonly JournalEntry[];
   /** The wait call, then calls issued after it in the same turn. */
   wait: Pending;
   queue: Pending[];

@@ -111,6 +111,7 @@ export function checkCall(name: string, json: string): { ok: true; args: Args } 
  * a value handed into the sandbox enumerates the same way on every replay.
  */
 export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   return JSON.stringify(value, (_k, v: unknown) => {
     if (!isObject(v)) return v;
     const keys = Object.keys(v).sort();
@@ -118,4 +119,29 @@ export function canonicalJson(value: unknown): string {
     for (const k of keys) out[k] = v[k];
     return out;
   }) ?? 'null';
+}
+
+/**
+ * Whether two JSON values are equal, members compared regardless of their order (what
+ * canonicalJson would tell, without writing either out); an undefined member counts as absent.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Args, y = b as Args;
+  let n = 0;
+  for (const k in x) {
+    if (!Object.prototype.hasOwnProperty.call(x, k)) continue;
+    if (x[k] === undefined) continue;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !sameJson(x[k], y[k])) return false;
+    n++;
+  }
+  for (const k in y) if (Object.prototype.hasOwnProperty.call(y, k) && y[k] !== undefined) n--;
+  return n === 0;
 }

@@ -3,14 +3,16 @@
 // as the generator and iterator prototypes) are frozen. Journey code then cannot leave anything
 // behind for the next activation in the same sandbox: a global assignment or a changed built-in
 // fails (silently in sloppy code, with a TypeError in strict code), and the module's own variables
-// are fresh for every activation (the prelude's open() runs the module body again).
+// are fresh for every activation (the prelude's open() runs the module body again). `extra` is
+// frozen the same way: the objects the prelude shares between activations without a global
+// naming them (the methods of ctx).
 //
 // Freezing a prototype makes assigning an inherited name on an ordinary object fail too (the
 // "override mistake": `obj.toString = f` when Object.prototype.toString is read-only). The names
 // code commonly assigns that way are turned into accessors whose setter defines an own property on
 // the object assigned to, as the SES lockdown does.
 
-export const HARDEN_SOURCE = `(function (root, defineProperty) {
+export const HARDEN_SOURCE = `(function (root, defineProperty, extra) {
 'use strict';
 var getProto = Object.getPrototypeOf, ownKeys = Reflect.ownKeys, gopd = Object.getOwnPropertyDescriptor, freeze = Object.freeze;
 var seen = new Set();
@@ -39,7 +41,7 @@ var OVERRIDES = [
 if (typeof AggregateError === 'function') OVERRIDES.push([AggregateError.prototype, ['constructor', 'name', 'message']]);
 OVERRIDES.forEach(function (x) { x[1].forEach(function (k) { tame(x[0], k); }); });
 
-var stack = [root,
+var stack = [root, extra,
   getProto(function* () {}), getProto(async function () {}), getProto(async function* () {}),
   getProto((function* () {})()), getProto((async function* () {})()),
   getProto([][Symbol.iterator]()), getProto(new Map()[Symbol.iterator]()), getProto(new Set()[Symbol.iterator]()),

@@ -3,7 +3,7 @@
 // timing), builds `ctx` per activation, then hardens the context (every built-in and the global
 // object frozen, see HARDEN_SOURCE) so the sandbox can be reused by later activations without one
 // seeing what another wrote. It returns the three entry points the engine drives:
-// [settle, start, open]. open(factory, seed, clock) resets the per-activation state and runs the
+// [settle, start, open, done]. open(factory, seed, clock) resets the per-activation state and runs the
 // journey's module body again (compiled once, into `factory`), so module-level variables are fresh
 // for every activation too. It captures the built-ins it relies on, so journey code cannot bend
 // the bridge. Only strings and numbers cross the boundary; JSON is parsed on the side that receives it.
@@ -26,7 +26,7 @@ delete globalThis.${HOST_GLOBAL};
 var J = JSON, parse = J.parse, stringify = J.stringify, P = Promise, imul = Math.imul, defineProperty = Object.defineProperty;
 var freeze = Object.freeze, construct = Reflect.construct, apply = Reflect.apply;
 // Per-activation state, reset by open().
-var clock = 0, position = 0, seed = '', waiting = {}, mod, draw = null;
+var clock = 0, position = 0, seed = '', waiting = {}, mod, draw = null, finished = 0;
 
 function hide(o, k, v) { defineProperty(o, k, { value: v, writable: true, configurable: true, enumerable: false }); }
 
@@ -84,9 +84,29 @@ function logger(level) {
 }
 function orEmpty(v) { return v === undefined ? {} : v; }
 
+// The methods of ctx, built once per sandbox: they reach the activation only through the state
+// open() resets, and the hardening below freezes them with everything they reach (their
+// prototypes too), so one activation cannot leave anything on them for the next.
+var api = {
+  sleep: function (duration) { return call('sleep', { duration: duration }); },
+  waitForEvent: function (event, options) { return call('waitForEvent', { event: event, timeout: options && options.timeout }); },
+  email: { send: function (template, props) { return call('email.send', { template: template, props: orEmpty(props) }); } },
+  webhook: { send: function (destination, payload) { return call('webhook.send', { destination: destination, payload: orEmpty(payload) }); } },
+  traits: {
+    set: function (key, value) { return call('traits.set', { key: key, value: value }); },
+    unset: function (key) { return call('traits.unset', { key: key }); },
+  },
+  profile: { get: function () { return call('profile.get', {}); } },
+  profiles: { get: function (id) { return call('profiles.get', { id: id }); } },
+  events: { track: function (event, properties) { return call('events.track', { event: event, properties: orEmpty(properties) }); } },
+  restart: function (event) { return call('restart', event === undefined ? {} : { event: event }); },
+  split: function (name, weights) { return call('split', { name: name, weights: weights }); },
+  log: { debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') },
+};
+
 // A new activation: fresh state, then the module body runs (a throw there is a load failure).
 function open(factory, s, now) {
-  seed = s; clock = now; position = 0; waiting = {}; draw = null; mod = undefined;
+  seed = s; clock = now; position = 0; waiting = {}; draw = null; mod = undefined; finished = 0;
   mod = factory();
 }
 
@@ -103,27 +123,16 @@ function start(kind, input) {
     return;
   }
   var ctx = freeze({
-    event: parse(input),
-    sleep: function (duration) { return call('sleep', { duration: duration }); },
-    waitForEvent: function (event, options) { return call('waitForEvent', { event: event, timeout: options && options.timeout }); },
-    email: freeze({ send: function (template, props) { return call('email.send', { template: template, props: orEmpty(props) }); } }),
-    webhook: freeze({ send: function (destination, payload) { return call('webhook.send', { destination: destination, payload: orEmpty(payload) }); } }),
-    traits: freeze({
-      set: function (key, value) { return call('traits.set', { key: key, value: value }); },
-      unset: function (key) { return call('traits.unset', { key: key }); },
-    }),
-    profile: freeze({ get: function () { return call('profile.get', {}); } }),
-    profiles: freeze({ get: function (id) { return call('profiles.get', { id: id }); } }),
-    events: freeze({ track: function (event, properties) { return call('events.track', { event: event, properties: orEmpty(properties) }); } }),
-    restart: function (event) { return call('restart', event === undefined ? {} : { event: event }); },
-    split: function (name, weights) { return call('split', { name: name, weights: weights }); },
-    log: freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
+    event: parse(input), sleep: api.sleep, waitForEvent: api.waitForEvent, email: api.email, webhook: api.webhook, traits: api.traits,
+    profile: api.profile, profiles: api.profiles, events: api.events, restart: api.restart, split: api.split, log: api.log,
   });
   P.resolve().then(function () { return d.handler(ctx); })
-    .then(function () { host.done(''); }, function (e) { host.fail(describe(e)); });
+    .then(function () { finished = 1; }, function (e) { host.fail(describe(e)); });
 }
-evaluate(host.hardenSource)(globalThis, defineProperty);
-return [settle, start, open];
+evaluate(host.hardenSource)(globalThis, defineProperty, api);
+// Whether the journey handler returned: asked once, when nothing is left to settle (cheaper than a call out).
+function done() { return finished; }
+return [settle, start, open, done];
 })(globalThis.${HOST_GLOBAL})`;
 
 /**

@@ -40,6 +40,7 @@ export class Sandbox {
   private settleFn: QuickJSHandle | null = null;
   private startFn: QuickJSHandle | null = null;
   private openFn: QuickJSHandle | null = null;
+  private doneFn: QuickJSHandle | null = null;
   private factory: QuickJSHandle | null = null;
 
   constructor(readonly module: QuickJSWASMModule, private limits: Limits) {
@@ -92,11 +93,12 @@ export class Sandbox {
   load(prelude: string, code: string): Failure | null {
     const pre = this.guard(() => this.vm.evalCode(prelude, 'prelude.js', { type: 'global', strict: true, strip: true }));
     if ('failure' in pre) return pre.failure;
-    const triple = pre.value;
-    this.settleFn = this.vm.getProp(triple, 0);
-    this.startFn = this.vm.getProp(triple, 1);
-    this.openFn = this.vm.getProp(triple, 2);
-    triple.dispose();
+    const fns = pre.value;
+    this.settleFn = this.vm.getProp(fns, 0);
+    this.startFn = this.vm.getProp(fns, 1);
+    this.openFn = this.vm.getProp(fns, 2);
+    this.doneFn = this.vm.getProp(fns, 3);
+    fns.dispose();
     const r = this.guard(() => this.vm.evalCode(wrapModule(code), 'journey.js', { type: 'global' }));
     if ('failure' in r) return loading(r.failure);
     this.factory = r.value;
@@ -105,7 +107,7 @@ export class Sandbox {
 
   /** Fresh per-activation state and a fresh module instance (the module body runs again). */
   open(seed: string, clock: number): Failure | null {
-    const f = this.invoke(this.openFn!, [this.factory!.dup(), this.vm.newString(seed), this.vm.newNumber(clock)]);
+    const f = this.invoke(this.openFn!, [this.factory!, this.vm.newString(seed), this.vm.newNumber(clock)]);
     return f && loading(f);
   }
 
@@ -116,6 +118,15 @@ export class Sandbox {
   settle(at: number, ok: boolean, json: string, clock: number): Failure | null {
     const vm = this.vm;
     return this.invoke(this.settleFn!, [vm.newNumber(at), ok ? vm.true : vm.false, vm.newString(json), vm.newNumber(clock)]);
+  }
+
+  /** Whether the journey handler has returned (a template reports through `done` instead); a failure when the VM does. */
+  finished(): boolean | Failure {
+    const r = this.guard(() => this.vm.callFunction(this.doneFn!, this.vm.undefined));
+    if ('failure' in r) return r.failure;
+    const v = this.vm.getNumber(r.value);
+    r.value.dispose();
+    return v === 1;
   }
 
   /** Runs every pending job (promise continuations) until none is left. */
@@ -133,7 +144,7 @@ export class Sandbox {
     if (this.poisoned || this.disposed) return;
     this.disposed = true;
     try {
-      for (const h of [this.settleFn, this.startFn, this.openFn, this.factory, ...this.owned]) if (h?.alive) h.dispose();
+      for (const h of [this.settleFn, this.startFn, this.openFn, this.doneFn, this.factory, ...this.owned]) if (h?.alive) h.dispose();
       this.vm.dispose();
       this.rt.dispose();
     } catch {
@@ -148,7 +159,8 @@ export class Sandbox {
       r.value.dispose();
       return this.abort;
     } finally {
-      for (const a of args) if (a.alive && a !== this.vm.true && a !== this.vm.false) a.dispose();
+      // The constants and the factory outlive the call; the rest were made for it.
+      for (const a of args) if (a.alive && a !== this.vm.true && a !== this.vm.false && a !== this.factory) a.dispose();
     }
   }
 

@@ -41,11 +41,17 @@ const WRITES: Array<[string, string]> = [
   ['the iterator prototype', `Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())).leak9 = 1;`],
   ['a deleted built-in', `delete globalThis.Map;`],
   ['Promise.prototype.then', `Promise.prototype.then = function () { return 'leak10'; };`],
+  // The methods of ctx are made once per sandbox and shared by its activations.
+  ['a ctx method', `ctx.traits.set.leak11 = 1;`],
+  ['the prototype of a ctx method', `ctx.sleep.prototype.leak12 = 1;`],
+  ['a ctx namespace', `ctx.log.leak13 = 1; ctx.email.send = null;`],
 ];
 const READ = `ctx.log.info(JSON.stringify([typeof globalThis.leak, typeof globalThis.leak2, typeof globalThis.leak3, typeof globalThis.leak4,
   ({}).leak5, typeof [].leak6, JSON.stringify({ a: 1 }), Math.random() === 0.5, Date.now(), Object.getPrototypeOf(function* () {}).prototype.leak8,
-  [][Symbol.iterator]().leak9, typeof Map, typeof Promise.resolve(1).then(function () {}).then]));`;
-const CLEAN = ['undefined', 'undefined', 'undefined', 'undefined', null, 'undefined', '{"a":1}', false, Date.parse(EVENT.receivedAt), null, null, 'function', 'function'];
+  [][Symbol.iterator]().leak9, typeof Map, typeof Promise.resolve(1).then(function () {}).then,
+  typeof ctx.traits.set.leak11, typeof ctx.sleep.prototype.leak12, typeof ctx.log.leak13, typeof ctx.email.send]));`;
+const CLEAN = ['undefined', 'undefined', 'undefined', 'undefined', null, 'undefined', '{"a":1}', false, Date.parse(EVENT.receivedAt), null, null, 'function', 'function',
+  'undefined', 'undefined', 'undefined', 'function'];
 
 t.test('globals written by one activation are invisible to the next, of any journey', async (t) => {
   const reader = await journey(READ);

@@ -23,10 +23,11 @@ export default async function run(task: JourneyTask): Promise<Activation | Rende
     return await engine.activate({
       ...task.input,
       host: {
-        call: ({ signal: _signal, ...call }) => new Promise<JournalResult>((resolve, reject) => {
+        // The call goes over without its signal (not read: the engine makes it on demand).
+        call: ({ name, args, position, idempotencyKey }) => new Promise<JournalResult>((resolve, reject) => {
           const id = next++;
           pending.set(id, { resolve, reject });
-          port.postMessage({ id, call } satisfies HostRequest);
+          port.postMessage({ id, call: { name, args, position, idempotencyKey } } satisfies HostRequest);
         }),
       },
     });
