@@ -52,10 +52,6 @@ export interface TypedRoute<
   body?: B;
 }
 
-/** Marks a schema that carries a `default`: once validated the member is always there, since the
- * validators fill defaults in. Types only: the schema itself is returned unchanged. */
-export const WithDefault = <T extends TSchema>(schema: T): T & { default: Static<T> } => schema as T & { default: Static<T> };
-
 type Flatten<T> = { [K in keyof T]: T[K] } & {};
 
 /** What a value looks like once its validator accepted it: `Static<T>`, except that optional

@@ -1,7 +1,7 @@
 // Routes of the `apps` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { AnyObject, Body, Data, List, PageQuery, SearchPageQuery, StringEnum, TaggedUnion } from '../common.js';
+import { AnyObject, Body, Data, List, PageQuery, SearchPageQuery, StringEnum, TaggedUnion, WithDefault } from '../common.js';
 import { AppSchema, CreatedAppSchema, SourceSchema } from '../resources.js';
 import { json, Params, route } from './define.js';
 
@@ -25,13 +25,13 @@ export const appRoutes = [
     id: 'appsCreate', method: 'POST', path: '/v1/apps', tag: 'apps', auth: ['session'], admin: true,
     summary: 'Create an app',
     description: 'Every app is created together with its first-party `api` source; the answer lists it in `sources` (its `id` is the `sourceId` of ingestion calls).',
-    body: Body(Type.Object({ name: AppName, environment: Type.Optional(StringEnum(['development', 'production'] as const, { default: 'production' })) })),
+    body: Body(Type.Object({ name: AppName, environment: Type.Optional(WithDefault(StringEnum(['development', 'production'] as const, { default: 'production' }))) })),
     ok: { 201: json('The App with its default source.', Data(CreatedAppSchema)) },
   }),
   route({
     id: 'appsList', method: 'GET', path: '/v1/apps', tag: 'apps', auth: ['session'],
     summary: 'List apps',
-    query: Type.Object({ ...SearchPageQuery.properties, status: Type.Optional(StringEnum(['active', 'archived', 'all'] as const, { default: 'all' })) }),
+    query: Type.Object({ ...SearchPageQuery.properties, status: Type.Optional(WithDefault(StringEnum(['active', 'archived', 'all'] as const, { default: 'all' }))) }),
     ok: { 200: json('A page of apps.', List(AppSchema)) },
   }),
   route({

@@ -1,7 +1,7 @@
 // Routes of the `catalog` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { Body, Data, List, MapOf, PageQuery, SearchPageQuery, StringEnum } from '../common.js';
+import { Body, Data, List, MapOf, PageQuery, SearchPageQuery, StringEnum, WithDefault } from '../common.js';
 import {
   CatalogEventSchema, CatalogTraitSchema, DroppedSchema, GovernanceState, PromotedSchema, QuarantineEntrySchema,
   TypeName,
@@ -16,7 +16,7 @@ export const catalogRoutes = [
   route({
     id: 'catalogEventsCreate', method: 'POST', path: '/v1/catalog/events', tag: 'catalog', auth: ['session'], admin: true,
     summary: 'Register a catalog event',
-    body: Body(Type.Object({ name: CatalogName, properties: Type.Optional(MapOf(TypeName, { default: {}, description: 'Property name to type name.' })) })),
+    body: Body(Type.Object({ name: CatalogName, properties: Type.Optional(WithDefault(MapOf(TypeName, { default: {}, description: 'Property name to type name.' }))) })),
     ok: { 201: json('The registered event, state `allowed`.', Data(CatalogEventSchema)) },
     errors: { 409: '`conflict`: an event of that name is already registered.' },
   }),

@@ -1,7 +1,7 @@
 // Routes of the `executions` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { Body, Data, List, PageQueryProps } from '../common.js';
+import { Body, Data, List, PageQueryProps, WithDefault } from '../common.js';
 import { ExecutionDetailSchema, ExecutionSchema, ExecutionStatus } from '../resources.js';
 import { JourneyJournalsSchema } from '../journals.js';
 import { Filter, json, Params, route } from './define.js';
@@ -46,7 +46,7 @@ export const executionRoutes = [
     description: 'For the replay check of the project tool (`headwater replay`, `headwater push --check`): the latest `limit` executions of the journey, newest first, ' +
       'each with its trigger event, run id, journal and pending wait, so a local build can be replayed against them. Session of any role, or the org pipeline key (CI).',
     params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
-    query: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Executions to answer, 1 to 1000 (default 100).' })) }),
+    query: Type.Object({ limit: Type.Optional(WithDefault(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Executions to answer, 1 to 1000 (default 100).' }))) }),
     ok: { 200: json('The journey\'s journals.', Data(JourneyJournalsSchema)) },
   }),
 ];

@@ -1,7 +1,7 @@
 // Routes of the `operator` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { Body, Data, DateTime, Nullable } from '../common.js';
+import { Body, Data, DateTime, Nullable, WithDefault } from '../common.js';
 import {
   OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, Role, SessionSchema, LoginLinkSchema,
 } from '../resources.js';
@@ -81,8 +81,8 @@ export const orgAdminRoutes = [
       since: DateTime,
       until: DateTime,
       orgId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only this org (default: every org).' })),
-      repair: Type.Optional(Type.Boolean({ default: false })),
-      limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Missing events listed at most.' })),
+      repair: Type.Optional(WithDefault(Type.Boolean({ default: false }))),
+      limit: Type.Optional(WithDefault(Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Missing events listed at most.' }))),
     })),
     ok: { 200: json('The reconciliation of the window.', Data(ReconciliationSchema)) },
   }),

@@ -2,7 +2,7 @@
 // ./define.ts.
 import { Type } from '@sinclair/typebox';
 import { json, route } from './define.js';
-import { Body, Data, DateTime, Id, List, Nullable, PageQuery, StringEnum } from '../common.js';
+import { Body, Data, DateTime, Id, List, Nullable, PageQuery, StringEnum, WithDefault } from '../common.js';
 import { IdentifierKind } from '../resources.js';
 
 export const ErasureSchema = Type.Object(
@@ -49,7 +49,7 @@ export const privacyRoutes = [
       'A pending erasure of the same profile is answered again instead of a second one. ' +
       'With `suppress: true` the identifiers\' sha256 hashes join the suppression list in the same transaction: from this answer on, writes carrying them are refused.',
     params: IdParams,
-    body: Body(Type.Object({ suppress: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false })),
+    body: Body(Type.Object({ suppress: Type.Optional(WithDefault(Type.Boolean({ default: false }))) }, { additionalProperties: false })),
     optionalBody: true,
     ok: { 202: json('The Erasure (`pending`).', Data(ErasureSchema)) },
     errors: { 404: '`not_found`: also an already erased profile.' },

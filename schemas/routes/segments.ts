@@ -1,7 +1,7 @@
 // Routes of the `segments` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { Body, Data, Environment, List, Nullable, PageQuery, SearchPageQuery } from '../common.js';
+import { Body, Data, Environment, List, Nullable, PageQuery, SearchPageQuery, WithDefault } from '../common.js';
 import {
   DefinitionInputSchema, DeletedSchema, PREDICATE_SEMANTICS, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
   SegmentWithCountSchema,
@@ -20,7 +20,7 @@ export const segmentRoutes = [
       name: SegmentName,
       description: Type.Optional(Nullable(Type.String())),
       definition: DefinitionInputSchema,
-      environments: Type.Optional(Type.Array(Environment, { minItems: 1, default: ['development', 'production'] })),
+      environments: Type.Optional(WithDefault(Type.Array(Environment, { minItems: 1, default: ['development', 'production'] }))),
     })),
     ok: { 201: json('The Segment with its member count.', Data(SegmentWithCountSchema)) },
   }),

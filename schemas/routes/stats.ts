@@ -7,10 +7,10 @@ import { Data, DateTime, MapOf, Nullable, StringEnum } from '../common.js';
 const Count = Type.Integer({ minimum: 0 });
 const Rate = Nullable(Type.Number({ minimum: 0, maximum: 1 }));
 
-const Window = (bucket: readonly string[], defaults: string) => ({
+const Window = <const B extends readonly [string, ...string[]]>(bucket: B, defaults: string) => ({
   since: Type.Optional(Type.String({ format: 'date-time', description: `Start of the window (inclusive; rounded down to its bucket). Default: ${defaults} before \`until\`.` })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'End of the window (exclusive). Default: now.' })),
-  bucket: Type.Optional(StringEnum(bucket as [string, ...string[]], { description: `Bucket width (default \`${bucket[0]}\`); at most 1,500 buckets per answer.` })),
+  bucket: Type.Optional(StringEnum(bucket, { description: `Bucket width (default \`${bucket[0]}\`); at most 1,500 buckets per answer.` })),
 });
 
 export const EventStatsSchema = Type.Object(

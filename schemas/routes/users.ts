@@ -1,7 +1,7 @@
 // Routes of the `users` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { Type } from '@sinclair/typebox';
-import { Body, Data, StringEnum } from '../common.js';
+import { Body, Data, StringEnum, WithDefault } from '../common.js';
 import { SessionSchema, RotatedCredentialSchema, SessionsRevokedSchema, UsersMeSchema } from '../resources.js';
 import { json, route } from './define.js';
 
@@ -24,7 +24,7 @@ export const sessionRoutes = [
       'so an old key is refused everywhere at most 5 s after `expiresOldAt`.',
     body: Body(Type.Object({
       kind: StringEnum(['apiKey', 'deployKey', 'pipelineKey'] as const),
-      graceSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, default: 0, description: 'How long the old key keeps working.' })),
+      graceSeconds: Type.Optional(WithDefault(Type.Integer({ minimum: 0, maximum: 86400, default: 0, description: 'How long the old key keeps working.' }))),
     })),
     ok: { 200: json('The new key (shown once) and when the old one stops working.', Data(RotatedCredentialSchema)) },
   }),
