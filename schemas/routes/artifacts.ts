@@ -2,7 +2,7 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Data, StringEnum } from '../common.js';
-import { ArtifactSchema } from '../resources.js';
+import { ArtifactSchema } from '../journey-resources.js';
 import { json, none, route } from './define.js';
 
 const Digest = Type.Object({ digest: Type.String({ pattern: '^[0-9a-f]{64}$', description: '64 lowercase hex characters: the sha256 of the bytes.' }) });

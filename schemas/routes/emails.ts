@@ -2,7 +2,7 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, List, PageQueryProps, StringEnum } from '../common.js';
-import { EmailSchema } from '../resources.js';
+import { EmailSchema } from '../journey-resources.js';
 import { Filter, json, Params, route } from './define.js';
 
 export const emailRoutes = [

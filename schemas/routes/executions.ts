@@ -2,7 +2,8 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, List, PageQueryProps, WithDefault } from '../common.js';
-import { ExecutionDetailSchema, ExecutionSchema, ExecutionStatus } from '../resources.js';
+import { ExecutionStatus } from '../resources.js';
+import { ExecutionDetailSchema, ExecutionSchema } from '../journey-resources.js';
 import { JourneyJournalsSchema } from '../journals.js';
 import { Filter, json, Params, route } from './define.js';
 

@@ -1,7 +1,7 @@
 // Routes of the `health` tag of the contract, built with ./define.ts; ../routes.ts assembles them
 // in document order.
 import { AnyObject, Data } from '../common.js';
-import { HealthLiveSchema, HealthReadySchema } from '../resources.js';
+import { HealthLiveSchema, HealthReadySchema } from '../org-resources.js';
 import { json, route } from './define.js';
 
 export const healthRoutes = [

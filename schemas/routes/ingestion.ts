@@ -2,7 +2,8 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { AnyObject, Body, Data, DateTime } from '../common.js';
-import { BatchResultSchema, EventSchema, ProfileSchema, QuarantinedSchema } from '../resources.js';
+import { EventSchema, ProfileSchema, QuarantinedSchema } from '../resources.js';
+import { BatchResultSchema } from '../org-resources.js';
 import { json, route } from './define.js';
 
 const Identifier = Type.String({ minLength: 1, maxLength: 200 });

@@ -2,7 +2,7 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, List, PageQuery } from '../common.js';
-import { JourneySchema } from '../resources.js';
+import { JourneySchema } from '../journey-resources.js';
 import { json, route } from './define.js';
 
 export const journeyRoutes = [

@@ -2,9 +2,10 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, DateTime, Nullable, WithDefault } from '../common.js';
+import { Role } from '../resources.js';
 import {
-  OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, Role, SessionSchema, LoginLinkSchema,
-} from '../resources.js';
+  OrgCreatedSchema, OrgUpdatedSchema, QUOTA_MEMBERS, ReconciliationSchema, SessionSchema, LoginLinkSchema,
+} from '../org-resources.js';
 import { json, Params, route, text } from './define.js';
 
 export const metricsRoutes = [

@@ -2,7 +2,7 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, List, PageQueryProps } from '../common.js';
-import { ManifestInputSchema, PushSchema } from '../resources.js';
+import { ManifestInputSchema, PushSchema } from '../journey-resources.js';
 import { json, Params, route } from './define.js';
 
 export const pushRoutes = [

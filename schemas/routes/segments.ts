@@ -3,8 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import { Body, Data, Environment, List, Nullable, PageQuery, SearchPageQuery, WithDefault } from '../common.js';
 import {
-  DefinitionInputSchema, DeletedSchema, PREDICATE_SEMANTICS, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
-  SegmentWithCountSchema,
+  DefinitionInputSchema, DeletedSchema, PREDICATE_SEMANTICS, SegmentMemberSchema, SegmentPreviewSchema,
+  SegmentSchema, SegmentWithCountSchema,
 } from '../resources.js';
 import { json, Params, route } from './define.js';
 

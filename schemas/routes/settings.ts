@@ -2,7 +2,8 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data } from '../common.js';
-import { MessagingSchema, IngestionPolicy, SettingsSchema, RetentionSchema } from '../resources.js';
+import { IngestionPolicy } from '../resources.js';
+import { MessagingSchema, SettingsSchema, RetentionSchema } from '../org-resources.js';
 import { json, route } from './define.js';
 
 export const settingsRoutes = [

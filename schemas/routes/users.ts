@@ -2,7 +2,7 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { Body, Data, StringEnum, WithDefault } from '../common.js';
-import { SessionSchema, RotatedCredentialSchema, SessionsRevokedSchema, UsersMeSchema } from '../resources.js';
+import { SessionSchema, RotatedCredentialSchema, SessionsRevokedSchema, UsersMeSchema } from '../org-resources.js';
 import { json, route } from './define.js';
 
 export const sessionRoutes = [

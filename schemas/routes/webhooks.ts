@@ -2,7 +2,8 @@
 // in document order.
 import { Type } from '@sinclair/typebox';
 import { AnyObject, Body, Data, List, PageQuery, SearchPageQuery } from '../common.js';
-import { DeletedSchema, WebhookDeliverySchema, WebhookSchema } from '../resources.js';
+import { DeletedSchema } from '../resources.js';
+import { WebhookDeliverySchema, WebhookSchema } from '../journey-resources.js';
 import { json, Params, route } from './define.js';
 
 const WebhookUrl = Type.String({
