@@ -7,28 +7,15 @@
 //    answers, and the plan of each of its statements.
 // Runs a service in this process (embedded, or the servers DATABASE_URL / NATS_URL name):
 //   node dist/bench/journey-controls.js [--seconds 8] [--executions 100000]
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { build } from 'esbuild';
-import pg from 'pg';
-import { loadConfig } from '../api/config.js';
-import { createLogger } from '../lib/log.js';
-import { startService } from '../api/service.js';
 import { arg } from './args.js';
+import { benchOrg, startInProcess } from './in-process.js';
 
 const SECONDS = Number(arg('--seconds', '8'));
 const EXECUTIONS = Number(arg('--executions', '100000'));
-const dir = mkdtempSync(join(tmpdir(), 'hw-bench-controls-'));
-const token = `hwo_${randomBytes(24).toString('base64url')}`;
-const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--operator-token', token],
-  { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}` });
-const svc = await startService(config, createLogger('warn'));
-const url = svc.url;
-// Literal SQL only (the simple protocol): embedded Postgres is one session shared with the service.
-const pool = config.databaseUrl ? new pg.Pool({ connectionString: config.databaseUrl, max: 1 })
-  : new pg.Pool({ host: join(dir, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 1 });
+const svc = await startInProcess('controls');
+const { url, pool } = svc;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -42,11 +29,7 @@ async function http(method: string, path: string, tok: string, body?: unknown, r
   return text ? JSON.parse(text) : undefined;
 }
 
-const org = (await http('POST', '/v1/orgs', token, { data: { name: `bench-${randomBytes(3).toString('hex')}` } })).data;
-const admin: string = org.sessions.admin;
-const orgId: string = org.org.id;
-const app = (await http('POST', '/v1/apps', admin, { data: { name: 'a' } })).data;
-const sourceId: string = (await http('GET', `/v1/apps/${app.id}/sources`, admin)).data[0].id;
+const { admin, apiKey, orgId, appId, sourceId } = await benchOrg(svc);
 const KEY = 'promo';
 const options = { key: KEY, trigger: { event: 'Started' }, purpose: 'onboarding', exitOn: 'Stopped', goal: { event: 'Bought', within: '30d' } };
 const code = Buffer.from((await build({
@@ -58,7 +41,7 @@ const src = randomBytes(1000);
 await http('PUT', `/v1/artifacts/${sha(src)}?kind=source`, admin, undefined, src);
 await http('PUT', `/v1/artifacts/${sha(code)}?kind=bundle`, admin, undefined, code);
 const { key: _k, ...entryOptions } = options;
-const p = await http('POST', '/v1/pushes', admin, { data: { orgId, appId: app.id, manifest: {
+const p = await http('POST', '/v1/pushes', admin, { data: { orgId, appId, manifest: {
   protocol: 3, sdk: 'bench', templates: [], source: sha(src), journeys: [{ key: KEY, ...entryOptions, spine: [{ name: 'sleep', timeout: '30d' }], bundle: sha(code) }] } } });
 for (;;) {
   const g = (await http('GET', `/v1/pushes/${p.data.id}`, admin)).data;
@@ -71,7 +54,7 @@ await enable(true);
 // 1,000 consenting profiles, each with a waiting execution of the journey.
 const USERS = 1000;
 const user = (i: number) => `u${i}`;
-const batch = (calls: unknown[]) => http('POST', '/v1/batch', org.apiKey, { data: { sourceId, calls } });
+const batch = (calls: unknown[]) => http('POST', '/v1/batch', apiKey, { data: { sourceId, calls } });
 for (let i = 0; i < USERS; i += 250) {
   for (const type of ['identify', 'track']) {
     const r = await batch(Array.from({ length: 250 }, (_, j) => type === 'identify'
@@ -131,7 +114,7 @@ console.log(`ingest of events naming neither, medians of 3 alternated runs of ${
 // as real executions carry (a heap of bare rows would make whole-table scans look cheaper).
 await pool.query(`DELETE FROM executions WHERE org_id = '${orgId}'`);
 const v = (await pool.query(`SELECT version_id, release_id, app_id, source_id, environment FROM journeys WHERE org_id = '${orgId}' AND key = '${KEY}'`).catch(() => ({ rows: [] as any[] }))).rows[0]
-  ?? { version_id: 'v', release_id: 'r', app_id: app.id, source_id: sourceId, environment: 'production' };
+  ?? { version_id: 'v', release_id: 'r', app_id: appId, source_id: sourceId, environment: 'production' };
 const t0 = Date.now();
 for (let i = 0; i < EXECUTIONS; i += 10_000) {
   await pool.query(`INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
@@ -174,5 +157,4 @@ for (const [name, sql] of [
   const heap = plan.filter((l) => /Heap Fetches/.test(l)).map((l) => l.trim());
   console.log(`  ${name}: ${scans.join('; ')}${heap.length ? ` [${heap.join(', ')}]` : ''}; ${exec}`);
 }
-await pool.end();
 await svc.close();

@@ -2,24 +2,12 @@
 // runs (erasure time, ingestion throughput during it against without it), and ingestion of an org
 // with 100,000 suppressed identifiers against one with none. Runs a service in this process
 // (embedded, or the servers DATABASE_URL / NATS_URL name): `node dist/bench/privacy.js [events]`.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { loadConfig } from '../api/config.js';
-import { createLogger } from '../lib/log.js';
-import { startService } from '../api/service.js';
+import { benchOrg, startInProcess } from './in-process.js';
 
 const EVENTS = Number(process.argv[2] ?? 100_000);
-const dir = mkdtempSync(join(tmpdir(), 'hw-bench-privacy-'));
-const token = `hwo_${randomBytes(24).toString('base64url')}`;
-const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--operator-token', token],
-  { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}` });
-const svc = await startService(config, createLogger('warn'));
-const url = svc.url;
-const pool = config.databaseUrl ? new pg.Pool({ connectionString: config.databaseUrl, max: 1 })
-  : new pg.Pool({ host: join(dir, 'run'), port: 5432, user: 'postgres', database: 'postgres', max: 1 });
+const svc = await startInProcess('privacy');
+const { url, pool } = svc;
 
 async function http(method: string, path: string, tok?: string, body?: unknown) {
   const r = await fetch(url + path, { method, headers: { ...(tok ? { authorization: `Bearer ${tok}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
@@ -28,10 +16,8 @@ async function http(method: string, path: string, tok?: string, body?: unknown) 
 }
 
 async function fixture() {
-  const org = (await http('POST', '/v1/orgs', token, { data: { name: `bench-${randomBytes(3).toString('hex')}` } })).body.data;
-  const app = (await http('POST', '/v1/apps', org.sessions.admin, { data: { name: 'a' } })).body.data;
-  const src = (await http('GET', `/v1/apps/${app.id}/sources`, org.sessions.admin)).body.data[0];
-  return { orgId: org.org.id as string, admin: org.sessions.admin as string, key: org.apiKey as string, sourceId: src.id as string };
+  const o = await benchOrg(svc);
+  return { orgId: o.orgId, admin: o.admin, key: o.apiKey, sourceId: o.sourceId };
 }
 type Fx = Awaited<ReturnType<typeof fixture>>;
 
@@ -136,6 +122,4 @@ for (let i = 0; i < 3; i++) rounds.push([await ingestWhile(a, () => true, 8_000)
 const med = (xs: number[]) => xs.sort((x, y) => x - y)[1]!;
 const none = med(rounds.map((r) => r[0])), many = med(rounds.map((r) => r[1]));
 console.log(`suppression: org with none ${none.toFixed(0)} calls/s, org with 100,000 ${many.toFixed(0)} calls/s (${(many / none).toFixed(2)}x), medians of 3`);
-await pool.end();
 await svc.close();
-rmSync(dir, { recursive: true, force: true });

@@ -48,7 +48,7 @@ export function receiverRoutes(bind: Bind, d: ReceiverDeps) {
   let seq = 0;
   bind('POST', '/v1/sources/{sourceId}/webhook', async (req) => {
     // Strings no store can hold get the receiver's own plain-text answers (schemas/storable.ts).
-    if (unstorableString(req.params.sourceId!)) return text(404, 'unknown source');
+    if (unstorableString(req.params.sourceId)) return text(404, 'unknown source');
     const r = await d.pool.query(
       `SELECT s.id, s.org_id, s.app_id, s.archived_at, s.secret_enc, a.environment, a.status AS app_status
        FROM sources s JOIN apps a ON a.id = s.app_id WHERE s.id = $1`, [req.params.sourceId]);

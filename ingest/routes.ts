@@ -2,7 +2,7 @@
 // precompiled validators, source routing from cache, one stream submit per request, and the
 // worker's answer relayed as the HTTP answer.
 import { randomBytes } from 'node:crypto';
-import type { Bind } from '../api/routes/deps.js';
+import type { Bind, Handler, RouteAt } from '../api/routes/deps.js';
 import { HttpError } from '../api/http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../api/http/server.js';
 import { callError, type ErrorCode } from '../schemas/errors.js';
@@ -62,7 +62,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     return a.quotaLeft;
   };
 
-  const single = (kind: CallKind) => async (req: Req): Promise<Reply> => {
+  const single = (kind: CallKind): Handler<RouteAt<'POST', '/v1/identify' | '/v1/track'>> => async (req) => {
     const orgId = req.principal.orgId!;
     const data = req.body.data;
     const call = await build({ orgId, sourceId: data.sourceId, receivedAt: Date.now() }, kind, data);
@@ -81,7 +81,7 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
   // calls go to the stream in one submit.
   bind('POST', '/v1/batch', async (req) => {
     const orgId = req.principal.orgId!;
-    const { sourceId, calls } = req.body.data as { sourceId: string; calls: any[] };
+    const { sourceId, calls } = req.body.data;
     const receivedAt = Date.now();
     const out: CallResult[] = new Array(calls.length);
     const pending: IngestCall[] = [];

@@ -18,6 +18,10 @@ export function MapOf<T extends TSchema>(value: T, options: SchemaOptions = {}):
   return Type.Unsafe<Record<string, Static<T>>>({ ...options, type: 'object', additionalProperties: value });
 }
 
+/** Marks a schema that carries a `default`: once validated the member is always there, since the
+ * validators fill defaults in (schemas/route.ts `Validated`). Types only: the schema is returned as is. */
+export const WithDefault = <T extends TSchema>(schema: T): T & { default: Static<T> } => schema as T & { default: Static<T> };
+
 /** An object with any members. */
 export function AnyObject(options: SchemaOptions = {}): TUnsafe<Record<string, unknown>> {
   return Type.Unsafe<Record<string, unknown>>({ ...options, type: 'object' });
@@ -75,7 +79,7 @@ export function Body<T extends TSchema>(schema: T, options: SchemaOptions = {}) 
 }
 
 export const Cursor = Type.String({ description: 'Opaque cursor from `meta.nextCursor` of the previous page.' });
-export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100 (default 50).' });
+export const Limit = WithDefault(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100 (default 50).' }));
 export const SearchQ = Type.String({ maxLength: 200, description: 'Case-insensitive substring match on the name (0 to 200 characters).' });
 
 /** Cursor pagination query members, to spread into a query object. */

@@ -1,7 +1,8 @@
 // The journals of a journey's latest executions (the project tool's replay check reads them).
 import { Type } from '@sinclair/typebox';
 import { AnyObject, Id, Nullable } from './common.js';
-import { ExecutionStatus, JournalCallSchema, JournalEntrySchema } from './resources.js';
+import { ExecutionStatus } from './resources.js';
+import { JournalCallSchema, JournalEntrySchema } from './journey-resources.js';
 
 export const JourneyJournalsSchema = Type.Object(
   {

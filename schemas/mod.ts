@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import type { Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type * as R from './resources.js';
+import type * as J from './journey-resources.js';
+import type * as O from './org-resources.js';
 import type { Environment as EnvironmentSchema, ErrorEnvelope as ErrorEnvelopeSchema, Meta as MetaSchema } from './common.js';
 
 export { routes } from './routes.js';
@@ -14,17 +16,22 @@ export type { ErrorCode } from './errors.js';
 export { Data, List, Body, Nullable, StringEnum, MapOf, AnyObject, TaggedUnion, PageQuery, SearchPageQuery } from './common.js';
 
 export {
-  AppSchema, ArtifactSchema, BatchResultSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema,
-  DefinitionSchema, DeletedSchema, DroppedSchema, EmailSchema, EventPredicateInputSchema, EventPredicateSchema,
-  EventSchema, ExecutionDetailSchema, ExecutionSchema, HealthLiveSchema, HealthReadySchema, JournalCallSchema,
-  JournalEntrySchema, JournalResultSchema, JourneyEntryInputSchema, JourneyEntrySchema, JourneySchema, LogEntrySchema,
-  ManifestInputSchema, ManifestSchema, OrgCreatedSchema, OrgLimitsSchema, OrgSchema, OrgUpdatedSchema,
-  PredicateInputSchema, PredicateSchema, ProfileSchema, PromotedSchema, PurposeEntrySchema, PushSchema,
-  QuarantinedSchema, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema, SegmentWithCountSchema, SessionSchema,
-  SettingsSchema, SourceSchema, SpineStepSchema, TemplateEntryInputSchema, TemplateEntrySchema, TraitPredicateSchema,
-  TriggerSchema, UsersMeSchema, VersionSchema, WebhookDeliverySchema, WebhookSchema,
-  TYPE_NAMES, IDENTIFIER_KINDS, EXECUTION_STATUSES, SPINE_STEP_NAMES, TRAIT_OPS, PREDICATE_SEMANTICS,
+  AppSchema, CatalogEventSchema, CatalogTraitSchema, DefinitionInputSchema, DefinitionSchema, DeletedSchema,
+  DroppedSchema, EventPredicateInputSchema, EventPredicateSchema, EventSchema, PredicateInputSchema, PredicateSchema,
+  ProfileSchema, PromotedSchema, QuarantinedSchema, SegmentMemberSchema, SegmentPreviewSchema, SegmentSchema,
+  SegmentWithCountSchema, SourceSchema, TraitPredicateSchema, TYPE_NAMES, IDENTIFIER_KINDS, EXECUTION_STATUSES,
+  TRAIT_OPS, PREDICATE_SEMANTICS,
 } from './resources.js';
+export {
+  ArtifactSchema, EmailSchema, ExecutionDetailSchema, ExecutionSchema, JournalCallSchema, JournalEntrySchema,
+  JournalResultSchema, JourneyEntryInputSchema, JourneyEntrySchema, JourneySchema, LogEntrySchema,
+  ManifestInputSchema, ManifestSchema, PurposeEntrySchema, PushSchema, SpineStepSchema, TemplateEntryInputSchema,
+  TemplateEntrySchema, TriggerSchema, VersionSchema, WebhookDeliverySchema, WebhookSchema, SPINE_STEP_NAMES,
+} from './journey-resources.js';
+export {
+  BatchResultSchema, HealthLiveSchema, HealthReadySchema, OrgCreatedSchema, OrgLimitsSchema, OrgSchema,
+  OrgUpdatedSchema, SessionSchema, SettingsSchema, UsersMeSchema,
+} from './org-resources.js';
 export { Environment as EnvironmentSchema, ErrorEnvelope as ErrorEnvelopeSchema, Meta as MetaSchema } from './common.js';
 
 export type Environment = Static<typeof EnvironmentSchema>;
@@ -51,38 +58,38 @@ export type SegmentWithCount = Static<typeof R.SegmentWithCountSchema>;
 export type SegmentMember = Static<typeof R.SegmentMemberSchema>;
 export type SegmentPreview = Static<typeof R.SegmentPreviewSchema>;
 export type Deleted = Static<typeof R.DeletedSchema>;
-export type JournalCall = Static<typeof R.JournalCallSchema>;
-export type JournalResult = Static<typeof R.JournalResultSchema>;
-export type JournalEntry = Static<typeof R.JournalEntrySchema>;
-export type LogEntry = Static<typeof R.LogEntrySchema>;
-export type Execution = Static<typeof R.ExecutionSchema>;
-export type ExecutionDetail = Static<typeof R.ExecutionDetailSchema>;
-export type SpineStep = Static<typeof R.SpineStepSchema>;
-export type Trigger = Static<typeof R.TriggerSchema>;
-export type JourneyEntry = Static<typeof R.JourneyEntrySchema>;
-export type JourneyEntryInput = Static<typeof R.JourneyEntryInputSchema>;
-export type TemplateEntry = Static<typeof R.TemplateEntrySchema>;
-export type TemplateEntryInput = Static<typeof R.TemplateEntryInputSchema>;
-export type PurposeEntry = Static<typeof R.PurposeEntrySchema>;
-export type Manifest = Static<typeof R.ManifestSchema>;
-export type ManifestInput = Static<typeof R.ManifestInputSchema>;
-export type Version = Static<typeof R.VersionSchema>;
-export type Push = Static<typeof R.PushSchema>;
-export type Artifact = Static<typeof R.ArtifactSchema>;
-export type Journey = Static<typeof R.JourneySchema>;
-export type Email = Static<typeof R.EmailSchema>;
-export type Webhook = Static<typeof R.WebhookSchema>;
-export type WebhookDelivery = Static<typeof R.WebhookDeliverySchema>;
-export type Org = Static<typeof R.OrgSchema>;
-export type OrgLimits = Static<typeof R.OrgLimitsSchema>;
-export type OrgUpdated = Static<typeof R.OrgUpdatedSchema>;
-export type OrgCreated = Static<typeof R.OrgCreatedSchema>;
-export type Session = Static<typeof R.SessionSchema>;
-export type Settings = Static<typeof R.SettingsSchema>;
-export type UsersMe = Static<typeof R.UsersMeSchema>;
-export type HealthLive = Static<typeof R.HealthLiveSchema>;
-export type HealthReady = Static<typeof R.HealthReadySchema>;
-export type BatchResult = Static<typeof R.BatchResultSchema>;
+export type JournalCall = Static<typeof J.JournalCallSchema>;
+export type JournalResult = Static<typeof J.JournalResultSchema>;
+export type JournalEntry = Static<typeof J.JournalEntrySchema>;
+export type LogEntry = Static<typeof J.LogEntrySchema>;
+export type Execution = Static<typeof J.ExecutionSchema>;
+export type ExecutionDetail = Static<typeof J.ExecutionDetailSchema>;
+export type SpineStep = Static<typeof J.SpineStepSchema>;
+export type Trigger = Static<typeof J.TriggerSchema>;
+export type JourneyEntry = Static<typeof J.JourneyEntrySchema>;
+export type JourneyEntryInput = Static<typeof J.JourneyEntryInputSchema>;
+export type TemplateEntry = Static<typeof J.TemplateEntrySchema>;
+export type TemplateEntryInput = Static<typeof J.TemplateEntryInputSchema>;
+export type PurposeEntry = Static<typeof J.PurposeEntrySchema>;
+export type Manifest = Static<typeof J.ManifestSchema>;
+export type ManifestInput = Static<typeof J.ManifestInputSchema>;
+export type Version = Static<typeof J.VersionSchema>;
+export type Push = Static<typeof J.PushSchema>;
+export type Artifact = Static<typeof J.ArtifactSchema>;
+export type Journey = Static<typeof J.JourneySchema>;
+export type Email = Static<typeof J.EmailSchema>;
+export type Webhook = Static<typeof J.WebhookSchema>;
+export type WebhookDelivery = Static<typeof J.WebhookDeliverySchema>;
+export type Org = Static<typeof O.OrgSchema>;
+export type OrgLimits = Static<typeof O.OrgLimitsSchema>;
+export type OrgUpdated = Static<typeof O.OrgUpdatedSchema>;
+export type OrgCreated = Static<typeof O.OrgCreatedSchema>;
+export type Session = Static<typeof O.SessionSchema>;
+export type Settings = Static<typeof O.SettingsSchema>;
+export type UsersMe = Static<typeof O.UsersMeSchema>;
+export type HealthLive = Static<typeof O.HealthLiveSchema>;
+export type HealthReady = Static<typeof O.HealthReadySchema>;
+export type BatchResult = Static<typeof O.BatchResultSchema>;
 
 /**
  * Generated validators, by name `<routeId>_body`, `<routeId>_query`, `<routeId>_params`

@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TObject, TOptional, TSchema } from '@sinclair/typebox';
 
 // Credential schemes (interface.md "Authentication", decisions §1-2).
 export type Scheme = 'none' | 'operator' | 'session' | 'apiKey' | 'deployKey' | 'pipelineKey' | 'signature' | 'writeKey';
@@ -38,3 +38,27 @@ export interface RouteDef {
   headers?: TSchema;
   responses: Record<number, ResponseDef>;
 }
+
+/** A route whose method, path and request schemas keep their own types (schemas/routes/define.ts). */
+export interface TypedRoute<
+  M extends RouteDef['method'] = RouteDef['method'], P extends string = string,
+  Pa extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> extends RouteDef {
+  method: M;
+  path: P;
+  params?: Pa;
+  query?: Q;
+  body?: B;
+}
+
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+/** What a value looks like once its validator accepted it: `Static<T>`, except that optional
+ * object members marked `WithDefault` are present. */
+export type Validated<T> = T extends TObject<infer P>
+  ? Flatten<
+    { [K in keyof P as P[K] extends TOptional<TSchema> ? (P[K] extends { default: unknown } ? K : never) : K]: Validated<P[K]> } &
+    { [K in keyof P as P[K] extends TOptional<TSchema> ? (P[K] extends { default: unknown } ? never : K) : never]?: Validated<P[K]> }
+  >
+  : T extends TSchema ? Static<T> : never;

@@ -2,7 +2,7 @@
 // (the README's Security section, the role matrix): executions (list, one, cancel),
 // artifacts (HEAD, PUT), journeys (list, one, enable/disable) and `GET /v1/users/me`. Everything
 // else answers 403 `deploy_key_scope` (operator routes 401, like every org credential). Auth
-// enforces this table and routes.ts refuses a route whose `auth` disagrees with it, so the served
+// enforces this table and routes/define.ts refuses a route whose `auth` disagrees with it, so the served
 // rule, the OpenAPI document and the contract cannot drift apart.
 export const DEPLOY_KEY_ROUTES: ReadonlySet<string> = new Set([
   'GET /v1/executions',

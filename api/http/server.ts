@@ -27,14 +27,22 @@ export interface Principal {
   keyId?: string;
 }
 
-export interface Req {
+/** A request's validated input. Handlers bound to a contract route get the types its schemas give
+ * (api/routes/deps.ts); the defaults are what any request carries before validation. */
+export interface ReqInput {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+export interface Req<I extends { [K in keyof ReqInput]: unknown } = ReqInput> {
   method: string;
   path: string;
   requestId: string;
-  params: Record<string, string>;
-  query: Record<string, unknown>;
+  params: I['params'];
+  query: I['query'];
   /** Parsed JSON body (validated), or undefined. */
-  body: any;
+  body: I['body'];
   /** Raw body bytes for routes that take non-JSON bodies. */
   raw: Buffer | null;
   /** The body as it arrives, for `streamBody` routes (the limit is enforced while it is read). */

@@ -37,7 +37,7 @@ export function appRoutes(bind: Bind, d: Deps) {
   });
 
   bind('GET', '/v1/apps', async (req) => {
-    const { limit, q, status } = req.query as { limit: number; q?: string; status?: string };
+    const { limit, q, status } = req.query;
     const args: unknown[] = [req.principal.orgId];
     let where = 'a.org_id = $1';
     if (q) { args.push(likeSubstring(q)); where += ` AND a.name ILIKE $${args.length}`; }
@@ -49,34 +49,34 @@ export function appRoutes(bind: Bind, d: Deps) {
     return page(r.rows, limit, (x) => x.id, (x) => appOut(x, d.recent));
   });
 
-  bind('GET', '/v1/apps/{id}', async (req) => ({ data: appOut(await getApp(d, req.principal.orgId!, req.params.id!), d.recent) }));
+  bind('GET', '/v1/apps/{id}', async (req) => ({ data: appOut(await getApp(d, req.principal.orgId!, req.params.id), d.recent) }));
 
   bind('PATCH', '/v1/apps/{id}', async (req) => {
     const orgId = req.principal.orgId!;
-    const { name, status } = req.body.data as { name?: string; status?: 'archived' };
-    await getApp(d, orgId, req.params.id!);
+    const { name, status } = req.body.data;
+    await getApp(d, orgId, req.params.id);
     await d.pool.query(`UPDATE apps SET
         name = COALESCE($3, name),
         status = CASE WHEN $4::text = 'archived' THEN 'archived' ELSE status END,
         archived_at = CASE WHEN $4::text = 'archived' THEN COALESCE(archived_at, now()) ELSE archived_at END,
         updated_at = now()
       WHERE org_id = $1 AND id = $2`, [orgId, req.params.id, name ?? null, status ?? null]);
-    return { data: appOut(await getApp(d, orgId, req.params.id!), d.recent) };
+    return { data: appOut(await getApp(d, orgId, req.params.id), d.recent) };
   });
 
   bind('POST', '/v1/apps/{appId}/sources', async (req) => {
     const orgId = req.principal.orgId!;
-    const app = await getApp(d, orgId, req.params.appId!);
+    const app = await getApp(d, orgId, req.params.appId);
     if (app.status === 'archived') throw httpError('conflict', 'the app is archived; it takes no new sources');
-    const { kind, config } = req.body.data as { kind: 'api' | 'idp'; config: unknown };
+    const { kind, config } = req.body.data;
     const row = await insertSource(d.pool, d, orgId, app.id, kind, config ?? {});
     return { status: 201, data: sourceOut(row, d.recent) };
   });
 
   bind('GET', '/v1/apps/{appId}/sources', async (req) => {
     const orgId = req.principal.orgId!;
-    await getApp(d, orgId, req.params.appId!);
-    const limit = req.query.limit as number;
+    await getApp(d, orgId, req.params.appId);
+    const limit = req.query.limit;
     const args: unknown[] = [orgId, req.params.appId];
     let where = 'org_id = $1 AND app_id = $2';
     const after = decodeCursor(req.query.cursor, isString);

@@ -3,7 +3,7 @@
 // transaction, so ingestion workers reload their snapshot.
 import type pg from 'pg';
 import { tx } from '../../pipeline/store/postgres.js';
-import { bumpCatalogVersion, deny, promote, replayWaves, requeue, type CatalogKind } from '../../pipeline/governance/mod.js';
+import { bumpCatalogVersion, deny, promote, replayWaves, requeue } from '../../pipeline/governance/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../http/pagination.js';
@@ -16,7 +16,7 @@ const traitOut = (r: any) => ({
   orgId: r.org_id, name: r.name, type: r.type, state: r.state, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
-interface Kind { path: string; table: string; what: string; out: (r: any) => unknown }
+interface Kind { path: '/v1/catalog/events' | '/v1/catalog/traits'; table: string; what: string; out: (r: any) => unknown }
 const KINDS: Kind[] = [
   { path: '/v1/catalog/events', table: 'catalog_events', what: 'catalog event', out: eventOut },
   { path: '/v1/catalog/traits', table: 'catalog_traits', what: 'catalog trait', out: traitOut },
@@ -39,7 +39,7 @@ const transient = (r: CallResult) => r.status === 429 || r.status >= 500;
 export function catalogRoutes(bind: Bind, d: Deps) {
   for (const k of KINDS) {
     bind('GET', k.path, async (req) => {
-      const { limit, q, state } = req.query as { limit: number; q?: string; state?: string };
+      const { limit, q, state } = req.query;
       const args: unknown[] = [req.principal.orgId];
       let where = 'org_id = $1';
       // The column sorts in "C"; matching uses the database's own case rules, so `q` folds
@@ -53,13 +53,13 @@ export function catalogRoutes(bind: Bind, d: Deps) {
       return page(r.rows, limit, (x) => x.name, k.out);
     });
 
-    bind('GET', `${k.path}/{name}`, async (req) => {
+    bind('GET', `${k.path}/{name}` as const, async (req) => {
       const r = await d.pool.query(`SELECT * FROM ${k.table} WHERE org_id = $1 AND name = $2`, [req.principal.orgId, req.params.name]);
       if (!r.rows[0]) throw notFound(k.what);
       return { data: k.out(r.rows[0]) };
     });
 
-    bind('POST', `${k.path}/{name}/state`, async (req) => {
+    bind('POST', `${k.path}/{name}/state` as const, async (req) => {
       const orgId = req.principal.orgId!;
       const row = await mutate(d, orgId, k, (c) => c.query(
         `UPDATE ${k.table} SET state = $3, updated_at = now() WHERE org_id = $1 AND name = $2 RETURNING *`,
@@ -68,21 +68,21 @@ export function catalogRoutes(bind: Bind, d: Deps) {
     });
   }
 
-  const create = (k: Kind, cols: string, values: (req: any) => unknown[]) => bind('POST', k.path, async (req) => {
-    const orgId = req.principal.orgId!;
-    const name = req.body.data.name as string;
+  /** `value`: the kind's own column (an event's properties, a trait's type). */
+  const create = async (k: Kind, cols: string, orgId: string, name: string, value: unknown) => {
     const r = await tx(d.pool, async (c) => {
       const ins = await c.query(
         `INSERT INTO ${k.table} (org_id, name, ${cols}, state) VALUES ($1, $2, $3, 'allowed')
-         ON CONFLICT (org_id, name) DO NOTHING RETURNING *`, [orgId, name, ...values(req)]);
+         ON CONFLICT (org_id, name) DO NOTHING RETURNING *`, [orgId, name, value]);
       if (ins.rows[0]) await bumpCatalogVersion(c, orgId);
       return ins.rows[0];
     });
     if (!r) throw httpError('conflict', `a ${k.what} named "${name}" is already registered`);
     return { status: 201, data: k.out(r) };
-  });
-  create(KINDS[0]!, 'properties', (req) => [JSON.stringify(req.body.data.properties ?? {})]);
-  create(KINDS[1]!, 'type', (req) => [req.body.data.type]);
+  };
+  bind('POST', '/v1/catalog/events', async (req) =>
+    create(KINDS[0]!, 'properties', req.principal.orgId!, req.body.data.name, JSON.stringify(req.body.data.properties ?? {})));
+  bind('POST', '/v1/catalog/traits', async (req) => create(KINDS[1]!, 'type', req.principal.orgId!, req.body.data.name, req.body.data.type));
 
   // PATCH replaces the event's whole property map / the trait's type.
   bind('PATCH', '/v1/catalog/events/{name}', async (req) => {
@@ -102,7 +102,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
 
   // The queue grouped by name (the index quarantine_name serves the grouping and the cursor).
   bind('GET', '/v1/catalog/quarantine', async (req) => {
-    const { limit } = req.query as { limit: number };
+    const { limit } = req.query;
     const args: unknown[] = [req.principal.orgId];
     let where = 'org_id = $1';
     const after = decodeCursor(req.query.cursor, isStringPair);
@@ -118,7 +118,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
     const ingest = d.ingest;
     if (!ingest) throw httpError('dependency_unavailable', 'the ingestion pipeline is not available; nothing was promoted');
     const orgId = req.principal.orgId!;
-    const { kind, name } = req.body.data as { kind: CatalogKind; name: string };
+    const { kind, name } = req.body.data;
     const held = await promote(d.pool, orgId, kind, name);
     let applied = 0;
     const retry: IngestCall[] = [];
@@ -145,7 +145,7 @@ export function catalogRoutes(bind: Bind, d: Deps) {
   });
 
   bind('POST', '/v1/catalog/quarantine/deny', async (req) => {
-    const { kind, name } = req.body.data as { kind: CatalogKind; name: string };
+    const { kind, name } = req.body.data;
     return { data: { dropped: await deny(d.pool, req.principal.orgId!, kind, name) } };
   });
 }

@@ -5,7 +5,7 @@
 import { newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { hashToken } from '../auth/secrets.js';
-import { KEY_PREFIX, type KeyScheme } from '../auth/auth.js';
+import { KEY_PREFIX } from '../auth/auth.js';
 import { notFound } from '../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
@@ -13,7 +13,7 @@ export function credentialRoutes(bind: Bind, d: Deps) {
   bind('POST', '/v1/credentials/rotate', async (req) => {
     const p = req.principal;
     const orgId = p.orgId!;
-    const { kind, graceSeconds } = req.body.data as { kind: KeyScheme; graceSeconds?: number };
+    const { kind, graceSeconds } = req.body.data;
     const secret = newToken(KEY_PREFIX[kind]);
     const expiresOldAt = new Date(Date.now() + (graceSeconds ?? 0) * 1000);
     const old = await tx(d.pool, async (c) => {
@@ -49,7 +49,7 @@ export function credentialRoutes(bind: Bind, d: Deps) {
     const r = await d.pool.query('SELECT id FROM orgs WHERE id = $1', [req.params.orgId]);
     if (!r.rows[0]) throw notFound('org');
     const { role, userId } = req.body.data;
-    return { status: 201, data: await d.auth.issueLoginLink(req.params.orgId!, role, userId) };
+    return { status: 201, data: await d.auth.issueLoginLink(req.params.orgId, role, userId) };
   });
 
   bind('POST', '/v1/sessions/exchange', async (req) => {

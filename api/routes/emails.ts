@@ -22,7 +22,7 @@ export function emailRoutes(bind: Bind, d: Deps, sender: EmailRouteDeps) {
   };
 
   bind('GET', '/v1/emails', async (req) => {
-    const { limit, status, executionId, to } = req.query as { limit: number; status?: string; executionId?: string; to?: string };
+    const { limit, status, executionId, to } = req.query;
     noNul(executionId, 'query /executionId');
     noNul(to, 'query /to');
     const args: unknown[] = [req.principal.orgId];
@@ -37,11 +37,11 @@ export function emailRoutes(bind: Bind, d: Deps, sender: EmailRouteDeps) {
     return page(r.rows, limit, (x) => x.id, toEmail);
   });
 
-  bind('GET', '/v1/emails/{id}', async (req) => ({ data: toEmail(await getRow(req.principal.orgId!, req.params.id!)) }));
+  bind('GET', '/v1/emails/{id}', async (req) => ({ data: toEmail(await getRow(req.principal.orgId!, req.params.id)) }));
 
   bind('POST', '/v1/emails/test', async (req) => {
     const orgId = req.principal.orgId!;
-    const body = req.body.data as { to: string; subject?: string; text?: string };
+    const body = req.body.data;
     noNul(body.to, 'body /data/to');
     noNul(body.subject, 'body /data/subject');
     noNul(body.text, 'body /data/text');

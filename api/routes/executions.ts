@@ -7,8 +7,7 @@ import type { Bind, Deps } from './deps.js';
 
 export function executionRoutes(bind: Bind, d: Deps) {
   bind('GET', '/v1/executions', async (req) => {
-    const q = req.query as { limit: number; journey?: string; release?: string; status?: string; profileId?: string; since?: string;
-      converted?: boolean; holdout?: boolean; exitReason?: string };
+    const q = req.query;
     const rows = await listExecutions(d.pool, req.principal.orgId!, {
       journey: q.journey, release: q.release, status: q.status, profileId: q.profileId, since: q.since,
       converted: q.converted, holdout: q.holdout, exitReason: q.exitReason,
@@ -18,13 +17,13 @@ export function executionRoutes(bind: Bind, d: Deps) {
   });
 
   bind('GET', '/v1/executions/{id}', async (req) => {
-    const x = await getExecution(d.pool, req.principal.orgId!, req.params.id!);
+    const x = await getExecution(d.pool, req.principal.orgId!, req.params.id);
     if (!x) throw notFound('execution');
     return { data: x };
   });
 
   bind('POST', '/v1/executions/{id}/cancel', async (req) => {
-    const r = await cancelExecution(d.pool, req.principal.orgId!, req.params.id!);
+    const r = await cancelExecution(d.pool, req.principal.orgId!, req.params.id);
     if ('notFound' in r) throw notFound('execution');
     if ('finished' in r) throw httpError('conflict', `the execution is ${r.finished}; only a running or waiting one can be cancelled`);
     return { data: r.execution };
@@ -34,8 +33,8 @@ export function executionRoutes(bind: Bind, d: Deps) {
 /** The journals of a journey's latest executions (the project tool's replay check). */
 export function journalRoutes(bind: Bind, d: Deps) {
   bind('GET', '/v1/journeys/{key}/journals', async (req) => {
-    const { limit } = req.query as { limit: number };
-    const j = await journeyJournals(d.pool, req.principal.orgId!, req.params.key!, limit);
+    const { limit } = req.query;
+    const j = await journeyJournals(d.pool, req.principal.orgId!, req.params.key, limit);
     if (!j) throw notFound('journey');
     return { data: j };
   });

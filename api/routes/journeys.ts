@@ -6,19 +6,19 @@ import type { Bind, Deps } from './deps.js';
 
 export function journeyRoutes(bind: Bind, d: Deps) {
   bind('GET', '/v1/journeys', async (req) => {
-    const { limit } = req.query as { limit: number };
+    const { limit } = req.query;
     const rows = await listJourneys(d.pool, req.principal.orgId!, { afterKey: decodeCursor(req.query.cursor, isString), limit });
     return page(rows, limit, (j) => j.key, (j) => j);
   });
 
   bind('GET', '/v1/journeys/{key}', async (req) => {
-    const j = await getJourney(d.pool, req.principal.orgId!, req.params.key!);
+    const j = await getJourney(d.pool, req.principal.orgId!, req.params.key);
     if (!j) throw notFound('journey');
     return { data: j };
   });
 
   bind('PATCH', '/v1/journeys/{key}', async (req) => {
-    const key = req.params.key!;
+    const key = req.params.key;
     const r = await setJourneyEnabled(d.pool, req.principal.orgId!, key, req.body.data.enabled);
     if ('notFound' in r) throw notFound('journey');
     if ('notReady' in r) throw httpError('release_not_ready', `journey ${JSON.stringify(key)} has no ready version to run`);

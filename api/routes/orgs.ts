@@ -37,12 +37,13 @@ export function orgRoutes(bind: Bind, d: Deps) {
     const r = await d.pool.query('SELECT id FROM orgs WHERE id = $1', [req.params.orgId]);
     if (!r.rows[0]) throw notFound('org');
     const { role, userId } = req.body.data;
-    const s = await d.auth.issueSession(req.params.orgId!, role, userId);
+    const s = await d.auth.issueSession(req.params.orgId, role, userId);
     return { status: 201, data: { token: s.token, role: s.role, expiresAt: s.expiresAt } };
   });
 
   bind('PATCH', '/v1/orgs/{orgId}', async (req) => {
-    const limits = (req.body.data.limits ?? {}) as Record<string, unknown>;
+    // Checked member by member below, including what the schema cannot say.
+    const limits: Record<string, unknown> = req.body.data.limits ?? {};
     for (const k of ['ratePerSecond', 'burst'] as const) {
       if (k in limits && !(typeof limits[k] === 'number' && (limits[k] as number) > 0 && Number.isFinite(limits[k]))) {
         throw httpError('validation_failed', `body /data/limits/${k}: must be a number > 0`);

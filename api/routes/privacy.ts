@@ -12,7 +12,7 @@ export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
   bind('POST', '/v1/profiles/{id}/erase', async (req) => {
     const orgId = req.principal.orgId!;
     const suppress = req.body?.data?.suppress === true;
-    const r = await requestErasure(d.pool, orgId, req.params.id!, suppress);
+    const r = await requestErasure(d.pool, orgId, req.params.id, suppress);
     if ('notFound' in r) throw notFound('profile');
     if (r.created) {
       if (suppress) await p.suppressions.invalidate(orgId);
@@ -24,7 +24,7 @@ export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
 
   // Streamed: the generator is pulled as the client reads, a page of rows at a time.
   bind('GET', '/v1/profiles/{id}/export', async (req) => {
-    const row = await exportTarget(d.pool, req.principal.orgId!, req.params.id!);
+    const row = await exportTarget(d.pool, req.principal.orgId!, req.params.id);
     if (!row) throw notFound('profile');
     return {
       stream: exportProfile({ pool: d.pool, ch: d.ch }, row), contentType: 'application/x-ndjson',
@@ -33,19 +33,19 @@ export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
   });
 
   bind('GET', '/v1/erasures', async (req) => {
-    const q = req.query as { limit: number; cursor?: string };
+    const q = req.query;
     const rows = await listErasures(d.pool, req.principal.orgId!, { beforeId: decodeCursor(q.cursor, isString), limit: q.limit });
     return page(rows, q.limit, (r) => r.id, erasureOut);
   });
 
   bind('GET', '/v1/erasures/{id}', async (req) => {
-    const r = await getErasure(d.pool, req.principal.orgId!, req.params.id!);
+    const r = await getErasure(d.pool, req.principal.orgId!, req.params.id);
     if (!r) throw notFound('erasure');
     return { data: erasureOut(r) };
   });
 
   bind('GET', '/v1/suppressions', async (req) => {
-    const q = req.query as { limit: number; cursor?: string };
+    const q = req.query;
     const before = decodeCursor(q.cursor, isString);
     const r = await d.pool.query(
       `SELECT id, kind, hash, created_at, erasure_id FROM suppressions WHERE org_id = $1 AND ($2::text IS NULL OR id < $2)

@@ -22,7 +22,7 @@ export function profileRoutes(bind: Bind, d: Deps) {
 
   bind('GET', '/v1/profiles/{id}/merged', async (req) => {
     const orgId = req.principal.orgId!;
-    await mustExist(orgId, req.params.id!);
+    await mustExist(orgId, req.params.id);
     const r = await d.pool.query<ProfileRow>('SELECT * FROM profiles WHERE org_id = $1 AND merged_into = $2 ORDER BY id DESC LIMIT 100', [orgId, req.params.id]);
     const data = [];
     for (const row of r.rows) data.push(await profileOut(d.pool, row));
@@ -31,17 +31,17 @@ export function profileRoutes(bind: Bind, d: Deps) {
 
   bind('GET', '/v1/profiles/{id}/segments', async (req) => {
     const orgId = req.principal.orgId!;
-    await mustExist(orgId, req.params.id!);
+    await mustExist(orgId, req.params.id);
     const r = await d.pool.query<{ segment_id: string; entered_at: Date }>(
       'SELECT segment_id, entered_at FROM segment_members WHERE org_id = $1 AND profile_id = $2 ORDER BY segment_id LIMIT 1000', [orgId, req.params.id]);
-    const data = r.rows.map((m) => ({ segmentId: m.segment_id, orgId, profileId: req.params.id!, enteredAt: m.entered_at }));
+    const data = r.rows.map((m) => ({ segmentId: m.segment_id, orgId, profileId: req.params.id, enteredAt: m.entered_at }));
     return { data, meta: { hasMore: false, nextCursor: null } };
   });
 
   // With kind and value: the live profile holding that identifier (identifiers follow the survivor
   // of a merge). Without them: the org's live profiles, newest first, optionally searched by `q`.
   bind('GET', '/v1/profiles', async (req) => {
-    const { kind, value, q, limit, cursor } = req.query as { kind?: string; value?: string; q?: string; limit: number; cursor?: string };
+    const { kind, value, q, limit, cursor } = req.query;
     if ((kind === undefined) !== (value === undefined)) {
       throw httpError('validation_failed', `query: kind and value go together (got only ${kind === undefined ? 'value' : 'kind'})`);
     }
@@ -74,7 +74,7 @@ export function profileRoutes(bind: Bind, d: Deps) {
 
   // Newest first by (timestamp, id). A profile's history includes the profiles merged into it.
   bind('GET', '/v1/events', async (req) => {
-    const q = req.query as { limit: number; profileId?: string; event?: string; appId?: string; since?: string; until?: string; cursor?: string };
+    const q = req.query;
     const params: Record<string, unknown> = { org: req.principal.orgId, lim: q.limit + 1 };
     const where = ['org_id = {org:String}'];
     if (q.profileId) {

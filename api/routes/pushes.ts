@@ -1,7 +1,7 @@
 // Pushes (POST with a session or the org pipeline key; reads with a session). A push that changes
 // no bundle is still recorded, with zero versions.
 import {
-  createPush, getPush, listPushes, manifestProblems, pushSourceDigest, readArtifact, type Compiler, type ManifestInput,
+  createPush, getPush, listPushes, manifestProblems, pushSourceDigest, readArtifact, type Compiler,
 } from '../../pipeline/journeys/mod.js';
 import { httpError, notFound } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/pagination.js';
@@ -12,7 +12,7 @@ const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
 export function pushRoutes(bind: Bind, d: Deps, compiler: Compiler) {
   bind('POST', '/v1/pushes', async (req) => {
     const p = req.principal;
-    const { manifest, appId, orgId } = req.body.data as { manifest: ManifestInput; appId: string; orgId: string };
+    const { manifest, appId, orgId } = req.body.data;
     if (orgId !== p.orgId) throw httpError('validation_failed', 'body /data/orgId: is not the org of the credential');
     const problems = await manifestProblems(d.pool, p.orgId!, appId, manifest);
     if (problems.length) {
@@ -30,7 +30,7 @@ export function pushRoutes(bind: Bind, d: Deps, compiler: Compiler) {
   });
 
   bind('GET', '/v1/pushes', async (req) => {
-    const { limit, appId } = req.query as { limit: number; appId?: string };
+    const { limit, appId } = req.query;
     const beforeSeq = decodeCursor(req.query.cursor, isSeq);
     const rows = await listPushes(d.pool, req.principal.orgId!, { appId, beforeSeq, limit });
     const hasMore = rows.length > limit;
@@ -39,14 +39,14 @@ export function pushRoutes(bind: Bind, d: Deps, compiler: Compiler) {
   });
 
   bind('GET', '/v1/pushes/{id}', async (req) => {
-    const push = await getPush(d.pool, req.principal.orgId!, req.params.id!);
+    const push = await getPush(d.pool, req.principal.orgId!, req.params.id);
     if (!push) throw notFound('push');
     return { data: push };
   });
 
   bind('GET', '/v1/pushes/{id}/source', async (req) => {
     const orgId = req.principal.orgId!;
-    const digest = await pushSourceDigest(d.pool, orgId, req.params.id!);
+    const digest = await pushSourceDigest(d.pool, orgId, req.params.id);
     if (digest === null) throw notFound('push');
     const bytes = await readArtifact(d.pool, orgId, digest);
     if (!bytes) throw notFound('source artifact');

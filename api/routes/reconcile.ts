@@ -9,7 +9,7 @@ const MAX_WINDOW_MS = 24 * 3600_000;
 
 export function reconcileRoutes(bind: Bind, d: Deps, onLanded?: (events: EventRecord[]) => Promise<void>) {
   bind('POST', '/v1/events/reconcile', async (req) => {
-    const b = req.body.data as { since: string; until: string; orgId?: string; repair?: boolean; limit?: number };
+    const b = req.body.data;
     const since = new Date(b.since);
     const until = new Date(b.until);
     if (!(until.getTime() > since.getTime())) throw httpError('validation_failed', 'body /data/until: must be after since');

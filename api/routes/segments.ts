@@ -76,7 +76,7 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
   });
 
   bind('GET', '/v1/segments', async (req) => {
-    const { limit, q } = req.query as { limit: number; q?: string };
+    const { limit, q } = req.query;
     const args: unknown[] = [req.principal.orgId];
     let where = 'org_id = $1';
     if (q) { args.push(likeSubstring(q)); where += ` AND name ILIKE $${args.length}`; }
@@ -88,14 +88,14 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
   });
 
   bind('GET', '/v1/segments/{id}', async (req) => {
-    const row = await getRow(req.principal.orgId!, req.params.id!);
+    const row = await getRow(req.principal.orgId!, req.params.id);
     return { data: segmentOut(row, await count(d, row.id)) };
   });
 
   bind('PATCH', '/v1/segments/{id}', async (req) => {
     const orgId = req.principal.orgId!;
-    const id = req.params.id!;
-    const body = req.body.data as { name?: string; description?: string | null; definition?: unknown; environments?: string[] };
+    const id = req.params.id;
+    const body = req.body.data;
     const definition = body.definition === undefined ? undefined : await definitionOf(d, orgId, body.definition, 'body /data/definition');
     const version = await tx(d.pool, async (c) => {
       const r = await c.query('SELECT * FROM segments WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id]);
@@ -137,8 +137,8 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
 
   bind('GET', '/v1/segments/{id}/members', async (req) => {
     const orgId = req.principal.orgId!;
-    const seg = await getRow(orgId, req.params.id!);
-    const { limit } = req.query as { limit: number };
+    const seg = await getRow(orgId, req.params.id);
+    const { limit } = req.query;
     const args: unknown[] = [seg.id];
     let where = 'segment_id = $1';
     const after = decodeCursor(req.query.cursor, isString);

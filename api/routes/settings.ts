@@ -20,9 +20,7 @@ export function settingsRoutes(bind: Bind, d: Deps) {
   });
 
   bind('PATCH', '/v1/settings', async (req) => {
-    const { ingestionPolicy, retention, messaging } = req.body.data as {
-      ingestionPolicy?: string; retention?: Record<string, number | null>; messaging?: { frequencyCap?: unknown; quietHours?: unknown };
-    };
+    const { ingestionPolicy, retention, messaging } = req.body.data;
     // What the schema cannot say: durations, times of day and IANA time zone names.
     const bad = messaging ? messagingProblem(messaging) : null;
     if (bad) throw httpError('validation_failed', bad);

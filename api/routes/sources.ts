@@ -38,13 +38,13 @@ async function getSource(d: Deps, orgId: string, id: string) {
 }
 
 export function sourceRoutes(bind: Bind, d: Deps) {
-  bind('GET', '/v1/sources/{id}', async (req) => ({ data: sourceOut(await getSource(d, req.principal.orgId!, req.params.id!), d.recent) }));
+  bind('GET', '/v1/sources/{id}', async (req) => ({ data: sourceOut(await getSource(d, req.principal.orgId!, req.params.id), d.recent) }));
 
   // Sets or rotates the config. `signingSecret`: a string stores a new secret, null removes it,
   // absent keeps the stored one.
   bind('PATCH', '/v1/sources/{id}', async (req) => {
     const orgId = req.principal.orgId!;
-    await getSource(d, orgId, req.params.id!);
+    await getSource(d, orgId, req.params.id);
     const { config, secret } = splitSecret(req.body.data.config);
     const r = await d.pool.query(`UPDATE sources SET config = $3::jsonb,
         secret_enc = CASE WHEN $4::boolean THEN $5 ELSE secret_enc END, updated_at = now()
@@ -55,7 +55,7 @@ export function sourceRoutes(bind: Bind, d: Deps) {
 
   bind('DELETE', '/v1/sources/{id}', async (req) => {
     const orgId = req.principal.orgId!;
-    await getSource(d, orgId, req.params.id!);
+    await getSource(d, orgId, req.params.id);
     const r = await d.pool.query(`UPDATE sources SET archived_at = COALESCE(archived_at, now()), updated_at = now()
       WHERE org_id = $1 AND id = $2 RETURNING *`, [orgId, req.params.id]);
     return { data: sourceOut(r.rows[0], d.recent) };

@@ -1,7 +1,7 @@
 // The dashboard's numbers: track calls over time by outcome, the org's counts, a journey's metrics
 // (docs/dashboard.md). Reads only; every query is scoped by the session's org.
-import { bucketStarts, BUCKET_MS, eventStats, summary, type EventBucket } from '../../pipeline/stats/read.js';
-import { journeyMetrics, metricsOut, type MetricsBucket } from '../../pipeline/executions/mod.js';
+import { bucketStarts, BUCKET_MS, eventStats, summary } from '../../pipeline/stats/read.js';
+import { journeyMetrics, metricsOut } from '../../pipeline/executions/mod.js';
 import { getJourney } from '../../pipeline/journeys/mod.js';
 import { httpError, notFound } from '../http/errors.js';
 import type { Bind, Deps } from './deps.js';
@@ -22,7 +22,7 @@ function windowOf(q: { since?: string; until?: string }, defaultSpan: number, bu
 
 export function statsRoutes(bind: Bind, d: Deps) {
   bind('GET', '/v1/stats/events', async (req) => {
-    const q = req.query as { since?: string; until?: string; bucket?: EventBucket };
+    const q = req.query;
     const bucket = q.bucket ?? 'minute';
     const w = windowOf(q, DAY, BUCKET_MS[bucket]);
     const series = await eventStats(d.pool, d.ch, req.principal.orgId!, w.since, w.until, bucket);
@@ -32,17 +32,17 @@ export function statsRoutes(bind: Bind, d: Deps) {
   });
 
   bind('GET', '/v1/stats/summary', async (req) => {
-    const w = windowOf(req.query as { since?: string; until?: string }, DAY);
+    const w = windowOf(req.query, DAY);
     const s = await summary(d.pool, req.principal.orgId!, w.since, w.until);
     return { data: { since: new Date(w.since).toISOString(), until: new Date(w.until).toISOString(), ...s } };
   });
 
   bind('GET', '/v1/journeys/{key}/metrics', async (req) => {
-    const q = req.query as { since?: string; until?: string; bucket?: MetricsBucket };
+    const q = req.query;
     const bucket = q.bucket ?? 'hour';
     const w = windowOf(q, bucket === 'day' ? 30 * DAY : DAY, BUCKET_MS[bucket]);
     const orgId = req.principal.orgId!;
-    const key = req.params.key!;
+    const key = req.params.key;
     if (!(await getJourney(d.pool, orgId, key))) throw notFound('journey');
     const rows = await journeyMetrics(d.pool, orgId, key, w.since, w.until, bucket);
     return { data: metricsOut(rows, bucketStarts(w.since, w.until, BUCKET_MS[bucket])) };

@@ -44,7 +44,7 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
 
   bind('POST', '/v1/webhooks', async (req) => {
     const orgId = req.principal.orgId!;
-    const { name, config } = req.body.data as { name: string; config: { url: string } };
+    const { name, config } = req.body.data;
     noNul(name, 'body /data/name');
     checkUrl(config.url);
     const secret = newSigningSecret();
@@ -67,7 +67,7 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
   });
 
   bind('GET', '/v1/webhooks', async (req) => {
-    const { limit, q } = req.query as { limit: number; q?: string };
+    const { limit, q } = req.query;
     noNul(q, 'query /q');
     const args: unknown[] = [req.principal.orgId];
     let where = 'org_id = $1';
@@ -79,13 +79,13 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
     return page(r.rows, limit, (x) => x.id, (x) => webhookOut(x));
   });
 
-  bind('GET', '/v1/webhooks/{id}', async (req) => ({ data: webhookOut(await getRow(req.principal.orgId!, req.params.id!)) }));
+  bind('GET', '/v1/webhooks/{id}', async (req) => ({ data: webhookOut(await getRow(req.principal.orgId!, req.params.id)) }));
 
   bind('PATCH', '/v1/webhooks/{id}', async (req) => {
     const orgId = req.principal.orgId!;
-    const id = req.params.id!;
+    const id = req.params.id;
     const before = await getRow(orgId, id);
-    const body = req.body.data as { name?: string; config?: { url: string }; enabled?: boolean };
+    const body = req.body.data;
     noNul(body.name, 'body /data/name');
     if (body.config) checkUrl(body.config.url);
     // A row written before passwords were split off holds it inline: sealed on its next change.
@@ -119,7 +119,7 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
   });
 
   bind('DELETE', '/v1/webhooks/{id}', async (req) => {
-    const id = req.params.id!;
+    const id = req.params.id;
     if (id.includes('\u0000')) throw notFound('webhook');
     const r = await d.pool.query('DELETE FROM webhooks WHERE org_id = $1 AND id = $2 RETURNING id', [req.principal.orgId, id]);
     if (!r.rows[0]) throw notFound('webhook');
@@ -128,9 +128,9 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
 
   bind('POST', '/v1/webhooks/{id}/test', async (req) => {
     const orgId = req.principal.orgId!;
-    const id = req.params.id!;
+    const id = req.params.id;
     if (id.includes('\u0000')) throw notFound('webhook');
-    const payload = (req.body.data as { payload?: Record<string, unknown> }).payload ?? {};
+    const payload = req.body.data.payload ?? {};
     const r = await enqueue(d.pool, { orgId, webhook: { id }, executionId: null, key: null, type: 'webhook.test', payload });
     if (!r.ok) throw notFound('webhook');
     sender.notify();
@@ -138,8 +138,8 @@ export function webhookRoutes(bind: Bind, d: Deps, sender: WebhookRouteDeps) {
   });
 
   bind('GET', '/v1/webhooks/{id}/deliveries', async (req) => {
-    const hook = await getRow(req.principal.orgId!, req.params.id!);
-    const { limit } = req.query as { limit: number };
+    const hook = await getRow(req.principal.orgId!, req.params.id);
+    const { limit } = req.query;
     const args: unknown[] = [hook.id];
     let where = 'webhook_id = $1';
     const after = decodeCursor(req.query.cursor, isString);

@@ -12,7 +12,7 @@ export function writeKeyRoutes(bind: Bind, d: Deps, keys: WriteKeys) {
 
   bind('POST', '/v1/sources/{id}/write-keys', async (req) => {
     const orgId = req.principal.orgId!;
-    const src = await source(orgId, req.params.id!);
+    const src = await source(orgId, req.params.id);
     if (src.archived_at) throw httpError('conflict', 'the source is archived; create a write key on a live source');
     const { row, key } = await createWriteKey(d.pool, orgId, src.id);
     return { status: 201, data: writeKeyOut(row, key) };
@@ -20,14 +20,14 @@ export function writeKeyRoutes(bind: Bind, d: Deps, keys: WriteKeys) {
 
   bind('GET', '/v1/sources/{id}/write-keys', async (req) => {
     const orgId = req.principal.orgId!;
-    const src = await source(orgId, req.params.id!);
+    const src = await source(orgId, req.params.id);
     return { data: (await listWriteKeys(d.pool, orgId, src.id)).map((r) => writeKeyOut(r)) };
   });
 
   bind('DELETE', '/v1/sources/{id}/write-keys/{keyId}', async (req) => {
     const orgId = req.principal.orgId!;
-    const src = await source(orgId, req.params.id!);
-    const hash = await deleteWriteKey(d.pool, orgId, src.id, req.params.keyId!);
+    const src = await source(orgId, req.params.id);
+    const hash = await deleteWriteKey(d.pool, orgId, src.id, req.params.keyId);
     if (!hash) throw notFound('write key');
     keys.forget(hash);
     return { data: { deleted: true } };

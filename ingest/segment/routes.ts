@@ -153,7 +153,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
 
   const tooLarge = (limit: number) => (req: Req): Reply => refused(400, 'malformed_request', `body exceeds ${limit} bytes`, cors(req.headers.origin));
   const opts = (limit: number) => ({ allHeaders: true, bodyLimit: limit, onTooLarge: tooLarge(limit) });
-  const preflight = (path: string) => bind('OPTIONS', path, async (req) => ({ status: 204, raw: '', headers: { ...cors(req.headers.origin), ...PREFLIGHT_HEADERS } }), { allHeaders: true });
+  const preflight = (path: `/segment/v1/${string}`) => bind('OPTIONS', path, async (req) => ({ status: 204, raw: '', headers: { ...cors(req.headers.origin), ...PREFLIGHT_HEADERS } }), { allHeaders: true });
 
   for (const type of Object.keys(SHORT) as SegmentType[]) {
     const handler = guard(async (req, h) => {
@@ -161,7 +161,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
       if (isReply(a)) return a;
       return ingest(req, a.info, { items: [{ type, call: a.body, sentAt: a.body.sentAt }], single: true, headers: h });
     });
-    for (const path of [`/segment/v1/${type}`, `/segment/v1/${SHORT[type]}`]) {
+    for (const path of [`/segment/v1/${type}`, `/segment/v1/${SHORT[type]}`] as const) {
       bind('POST', path, handler, opts(CALL_LIMIT));
       preflight(path);
     }
@@ -189,7 +189,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
     if (items.length === 0) return accepted(h);
     return ingest(req, info, { items, single: false, headers: h });
   });
-  for (const path of ['/segment/v1/batch', '/segment/v1/b']) {
+  for (const path of ['/segment/v1/batch', '/segment/v1/b'] as const) {
     bind('POST', path, batch, opts(BATCH_LIMIT));
     preflight(path);
   }
@@ -199,7 +199,7 @@ export function segmentRoutes(bind: Bind, d: SegmentDeps) {
   preflight('/segment/v1/m');
 
   bind('GET', '/segment/v1/projects/{writeKey}/settings', guard(async (req, h) => {
-    const key = req.params.writeKey!;
+    const key = req.params.writeKey;
     const info = await authenticate(key, h);
     if (isReply(info)) return info;
     const { host, protocol } = d.origin(req);

@@ -10,6 +10,7 @@ import type { Logger } from '../../lib/log.js';
 import { readArtifact } from './artifacts.js';
 import { parseControls } from './controls.js';
 import { DEFAULT_LOAD_LIMITS, type CompileInput, type CompileOutput, type LoadLimits } from './load.js';
+import { leaseRest } from '../lease-rest.js';
 
 export interface CompilerOptions {
   pool: pg.Pool;
@@ -41,8 +42,6 @@ export interface Compiler {
   close(): Promise<void>;
 }
 
-/** Sole: the longest rest between looks, a safety net only. */
-const IDLE_MS = 60_000;
 /** How long a compile may wait for its thread to start it (thread, QuickJS and esbuild start-up). */
 const STARTUP_MS = 120_000;
 
@@ -154,19 +153,11 @@ export function startCompiler(o: CompilerOptions): Compiler {
     }
   };
 
-  let wakeTimer: NodeJS.Timeout | undefined;
-  const later = (ms: number) => {
-    clearTimeout(wakeTimer);
-    if (closed) return;
-    wakeTimer = setTimeout(trigger, Math.max(10, Math.min(IDLE_MS, ms)));
-    wakeTimer.unref();
-  };
-  /** Sole: the next look when the earliest claim ends (its compile was not recorded), IDLE_MS at most. */
-  const schedule = async () => {
-    const r = await o.pool.query<{ ms: number | null }>(
-      `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM versions WHERE status = 'compiling' AND lease_until IS NOT NULL`);
-    later(r.rows[0]?.ms ?? IDLE_MS);
-  };
+  /** Sole: the next look when the earliest claim ends (its compile was not recorded). */
+  const rest = leaseRest({
+    pool: o.pool, pollMs, look: () => trigger(),
+    leaseEndMs: `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM versions WHERE status = 'compiling' AND lease_until IS NOT NULL`,
+  });
 
   const trigger = () => {
     if (closed) return;
@@ -174,8 +165,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
     let ok = false;
     running = pass()
       .then(() => { ok = true; }, (err) => o.log.warn('compile pass failed', { err: String(err) }))
-      // A failed pass (the store unreachable) looks again after the poll interval.
-      .then(() => (o.sole && !closed ? (ok ? schedule().catch(() => later(pollMs)) : later(pollMs)) : undefined))
+      .then(() => (o.sole && !closed ? rest.after(ok) : undefined))
       .finally(() => {
         running = null;
         if (again && !closed) trigger();
@@ -201,7 +191,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
     async close() {
       closed = true;
       clearInterval(timer);
-      clearTimeout(wakeTimer);
+      rest.close();
       await started;
       await running;
       await piscina.destroy();

@@ -8,6 +8,9 @@
 // earliest pending row falls due (retry time or lease expiry) and rests until then, a wake, or
 // IDLE_MS at most (docs/journeys-runtime.md, "Idle").
 import type { Logger } from '../../lib/log.js';
+import { IDLE_MS } from '../lease-rest.js';
+
+export { IDLE_MS };
 
 export interface PassLoopOptions {
   log: Logger;
@@ -25,8 +28,6 @@ export interface PassLoopOptions {
   };
 }
 
-/** Sole: the longest rest, a safety net only (every change of the outbox happens in-process). */
-export const IDLE_MS = 60_000;
 
 export interface PassLoop {
   /** Cuts the current rest short (or the next one, when a pass is running). */

@@ -9,6 +9,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../lib/log.js';
 import { STEPS, type ErasureJob } from './erase.js';
+import { leaseRest } from '../lease-rest.js';
+
 
 export interface EraserOptions {
   pool: pg.Pool;
@@ -30,8 +32,6 @@ export interface Eraser { notify(): void; close(): Promise<void> }
 
 /** Rest after a chunk, as a multiple of the chunk's own time. */
 const REST_FACTOR = 4;
-/** Sole: the longest rest between looks, a safety net only. */
-const IDLE_MS = 60_000;
 
 export function startEraser(o: EraserOptions): Eraser {
   let closed = false;
@@ -92,19 +92,11 @@ export function startEraser(o: EraserOptions): Eraser {
 
   const sole = o.sole === true;
   let voided = !sole;
-  let wakeTimer: NodeJS.Timeout | undefined;
-  const later = (ms: number) => {
-    clearTimeout(wakeTimer);
-    if (closed) return;
-    wakeTimer = setTimeout(kick, Math.max(10, Math.min(IDLE_MS, ms)));
-    wakeTimer.unref();
-  };
-  /** Sole: the next look at the end of the earliest lease (a job given back after a failure), IDLE_MS at most. */
-  const schedule = async () => {
-    const r = await o.pool.query<{ ms: number | null }>(
-      `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM erasures WHERE status = 'pending' AND lease_until IS NOT NULL`);
-    later(r.rows[0]?.ms ?? IDLE_MS);
-  };
+  /** Sole: the next look at the end of the earliest lease (a job given back after a failure). */
+  const rest = leaseRest({
+    pool: o.pool, pollMs: o.pollMs, look: () => kick(),
+    leaseEndMs: `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM erasures WHERE status = 'pending' AND lease_until IS NOT NULL`,
+  });
 
   const pass = async () => {
     if (!voided) await o.pool.query(`UPDATE erasures SET lease_until = NULL WHERE status = 'pending' AND lease_until IS NOT NULL`);
@@ -126,8 +118,7 @@ export function startEraser(o: EraserOptions): Eraser {
   const passAndSchedule = async () => {
     let ok = false;
     try { await pass(); ok = true; } finally {
-      // A failed pass (the store unreachable) looks again after the poll interval.
-      if (sole) { if (ok) await schedule().catch(() => later(o.pollMs)); else later(o.pollMs); }
+      if (sole && !closed) await rest.after(ok);
     }
   };
 
@@ -147,7 +138,7 @@ export function startEraser(o: EraserOptions): Eraser {
     async close() {
       closed = true;
       clearInterval(timer);
-      clearTimeout(wakeTimer);
+      rest.close();
       for (const wake of [...sleepers]) wake();
       await running;
     },

@@ -1,22 +1,16 @@
 // Read routes of the dashboard's numbers (docs/dashboard.md): the org's track calls over time by
-// outcome, its counts with failure rates, and a journey's metrics. Built with the route builder of
-// routes.ts, which passes it in (so this file does not import routes.ts back).
-import { Type, type TSchema } from '@sinclair/typebox';
-import type { ResponseDef, RouteDef } from './route.js';
-import { Data, DateTime, MapOf, Nullable, StringEnum } from './common.js';
-
-interface Builders {
-  route: (spec: any) => RouteDef;
-  json: (description: string, schema: TSchema) => ResponseDef;
-}
+// outcome, its counts with failure rates, and a journey's metrics. Built with ./define.ts.
+import { Type } from '@sinclair/typebox';
+import { json, route } from './define.js';
+import { Data, DateTime, MapOf, Nullable, StringEnum } from '../common.js';
 
 const Count = Type.Integer({ minimum: 0 });
 const Rate = Nullable(Type.Number({ minimum: 0, maximum: 1 }));
 
-const Window = (bucket: readonly string[], defaults: string) => ({
+const Window = <const B extends readonly [string, ...string[]]>(bucket: B, defaults: string) => ({
   since: Type.Optional(Type.String({ format: 'date-time', description: `Start of the window (inclusive; rounded down to its bucket). Default: ${defaults} before \`until\`.` })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'End of the window (exclusive). Default: now.' })),
-  bucket: Type.Optional(StringEnum(bucket as [string, ...string[]], { description: `Bucket width (default \`${bucket[0]}\`); at most 1,500 buckets per answer.` })),
+  bucket: Type.Optional(StringEnum(bucket, { description: `Bucket width (default \`${bucket[0]}\`); at most 1,500 buckets per answer.` })),
 });
 
 export const EventStatsSchema = Type.Object(
@@ -95,32 +89,30 @@ export const JourneyMetricsSchema = Type.Object(
   },
 );
 
-export function statsRoutes({ route, json }: Builders): RouteDef[] {
-  return [
-    route({
-      id: 'statsEvents', method: 'GET', path: '/v1/stats/events', tag: 'stats', auth: ['session'],
-      summary: 'Track calls over time, by outcome',
-      description: 'The org\'s track calls per minute or hour: accepted, quarantined, denied and rejected (see EventStats). Session of any role. `since` must be before `until`.',
-      query: Type.Object(Window(['minute', 'hour'], '24 hours')),
-      ok: { 200: json('The counts per bucket.', Data(EventStatsSchema)) },
+export const statsRoutes = [
+  route({
+    id: 'statsEvents', method: 'GET', path: '/v1/stats/events', tag: 'stats', auth: ['session'],
+    summary: 'Track calls over time, by outcome',
+    description: 'The org\'s track calls per minute or hour: accepted, quarantined, denied and rejected (see EventStats). Session of any role. `since` must be before `until`.',
+    query: Type.Object(Window(['minute', 'hour'], '24 hours')),
+    ok: { 200: json('The counts per bucket.', Data(EventStatsSchema)) },
+  }),
+  route({
+    id: 'statsSummary', method: 'GET', path: '/v1/stats/summary', tag: 'stats', auth: ['session'],
+    summary: 'The org\'s counts and delivery failure rates',
+    description: 'Profiles, segments, journeys (enabled), running and waiting executions now; e-mails and webhook deliveries created in the window with their failure rates. Session of any role.',
+    query: Type.Object({
+      since: Type.Optional(Type.String({ format: 'date-time', description: 'Default: 24 hours before `until`.' })),
+      until: Type.Optional(Type.String({ format: 'date-time', description: 'Default: now.' })),
     }),
-    route({
-      id: 'statsSummary', method: 'GET', path: '/v1/stats/summary', tag: 'stats', auth: ['session'],
-      summary: 'The org\'s counts and delivery failure rates',
-      description: 'Profiles, segments, journeys (enabled), running and waiting executions now; e-mails and webhook deliveries created in the window with their failure rates. Session of any role.',
-      query: Type.Object({
-        since: Type.Optional(Type.String({ format: 'date-time', description: 'Default: 24 hours before `until`.' })),
-        until: Type.Optional(Type.String({ format: 'date-time', description: 'Default: now.' })),
-      }),
-      ok: { 200: json('The counts.', Data(StatsSummarySchema)) },
-    }),
-    route({
-      id: 'journeysMetrics', method: 'GET', path: '/v1/journeys/{key}/metrics', tag: 'journeys', auth: ['session'],
-      summary: 'A journey\'s metrics over time',
-      description: 'Entered, completed, failed and cancelled executions in the window (with a series per hour or day), running and waiting ones now and where they wait. Session of any role. `since` must be before `until`.',
-      params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
-      query: Type.Object(Window(['hour', 'day'], '24 hours (`hour`) or 30 days (`day`)')),
-      ok: { 200: json('The journey\'s metrics.', Data(JourneyMetricsSchema)) },
-    }),
-  ];
-}
+    ok: { 200: json('The counts.', Data(StatsSummarySchema)) },
+  }),
+  route({
+    id: 'journeysMetrics', method: 'GET', path: '/v1/journeys/{key}/metrics', tag: 'journeys', auth: ['session'],
+    summary: 'A journey\'s metrics over time',
+    description: 'Entered, completed, failed and cancelled executions in the window (with a series per hour or day), running and waiting ones now and where they wait. Session of any role. `since` must be before `until`.',
+    params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 64 }) }),
+    query: Type.Object(Window(['hour', 'day'], '24 hours (`hour`) or 30 days (`day`)')),
+    ok: { 200: json('The journey\'s metrics.', Data(JourneyMetricsSchema)) },
+  }),
+];

@@ -2,8 +2,8 @@
 // to headwater unmodified) and the write-key routes of a source. Their answers follow Segment's
 // conventions, not headwater's envelope.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { RouteDef } from './route.js';
-import { AnyObject } from './common.js';
+import type { TypedRoute } from '../route.js';
+import { AnyObject } from '../common.js';
 
 const Ok = Type.Object({ success: Type.Literal(true) }, { title: 'SegmentAccepted' });
 const Refused = Type.Object(
@@ -71,24 +71,27 @@ const MAPPING: Record<string, string> = {
 const SHORT: Record<string, string> = { identify: 'i', track: 't', page: 'p', screen: 's', group: 'g', alias: 'a' };
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-function post(id: string, path: string, summary: string, description: string, rawBodySchema: TSchema = SegmentCall): RouteDef {
+type SegmentPath = `/segment/v1/${string}`;
+type Raw<M extends TypedRoute['method'], P extends string, Pa extends TSchema | undefined = undefined> = TypedRoute<M, P, Pa, undefined, undefined>;
+
+function post<P extends SegmentPath>(id: string, path: P, summary: string, description: string, rawBodySchema: TSchema = SegmentCall): Raw<'POST', P> {
   return {
     id, method: 'POST', path, tag: 'segment', auth: ['writeKey'], summary,
     description: `${description}\n\n${AUTH_TEXT}`, rawBody: '*/*', rawBodySchema, responses: ANSWERS,
   };
 }
 
-const preflight = (id: string, path: string, params?: RouteDef['params']): RouteDef => ({
+const preflight = <P extends SegmentPath, Pa extends TSchema | undefined = undefined>(id: string, path: P, params?: Pa): Raw<'OPTIONS', P, Pa> => ({
   id, method: 'OPTIONS', path, tag: 'segment', auth: ['none'], summary: 'CORS preflight', params,
   description: 'Answers 204 with `Access-Control-Allow-Origin` (the request\'s origin when allowed), `Access-Control-Allow-Methods: GET, POST, OPTIONS`, `Access-Control-Allow-Headers: authorization, content-type` and `Access-Control-Max-Age: 86400`.',
   responses: { 204: { description: 'The preflight answer (no body).' } },
 });
 
-const segmentCallRoutes: RouteDef[] = [];
+const segmentCallRoutes: Raw<'POST', SegmentPath>[] = [];
 for (const type of Object.keys(SHORT)) {
   const text = `${MAPPING[type]} Every call gets identity resolution, messageId dedup, governance, quarantine, quotas and segments as native calls do.`;
-  segmentCallRoutes.push(post(`segment${cap(type)}`, `/segment/v1/${type}`, `Segment ${type}`, text));
-  segmentCallRoutes.push(post(`segment${cap(type)}Short`, `/segment/v1/${SHORT[type]}`, `Segment ${type} (browser SDK's short path)`, text));
+  segmentCallRoutes.push(post(`segment${cap(type)}`, `/segment/v1/${type}` as const, `Segment ${type}`, text));
+  segmentCallRoutes.push(post(`segment${cap(type)}Short`, `/segment/v1/${SHORT[type]}` as const, `Segment ${type} (browser SDK's short path)`, text));
 }
 const BATCH_TEXT =
   'Calls of any type in one request; the batch\'s `context`, `integrations` and `sentAt` apply to each call that lacks its own. Each call is mapped as on its own route; ' +
@@ -108,15 +111,17 @@ const SettingsDoc = AnyObject({
 
 const settingsParams = Type.Object({ writeKey: Type.String() });
 
-export const segmentRoutes: RouteDef[] = [
+const settings: Raw<'GET', '/segment/v1/projects/{writeKey}/settings', typeof settingsParams> = {
+  id: 'segmentSettings', method: 'GET', path: '/segment/v1/projects/{writeKey}/settings', tag: 'segment', auth: ['none'],
+  summary: 'Settings document for the browser SDK',
+  description: 'What `@segment/analytics-next` fetches from `{cdnURL}/v1/projects/{writeKey}/settings` before it sends anything: load it with `cdnURL: "<host>/segment"`. The write key in the path authenticates.',
+  params: settingsParams,
+  responses: { 200: { description: 'The settings document.', schema: SettingsDoc }, 401: ANSWERS[401], 403: ANSWERS[403] },
+};
+
+export const segmentRoutes = [
   ...segmentCallRoutes,
-  {
-    id: 'segmentSettings', method: 'GET', path: '/segment/v1/projects/{writeKey}/settings', tag: 'segment', auth: ['none'],
-    summary: 'Settings document for the browser SDK',
-    description: 'What `@segment/analytics-next` fetches from `{cdnURL}/v1/projects/{writeKey}/settings` before it sends anything: load it with `cdnURL: "<host>/segment"`. The write key in the path authenticates.',
-    params: settingsParams,
-    responses: { 200: { description: 'The settings document.', schema: SettingsDoc }, 401: ANSWERS[401], 403: ANSWERS[403] },
-  },
+  settings,
   ...[...segmentCallRoutes.map((r) => preflight(`${r.id}Preflight`, r.path))],
   preflight('segmentSettingsPreflight', '/segment/v1/projects/{writeKey}/settings', settingsParams),
 ];
