@@ -1,9 +1,9 @@
 // Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
 import { resolve } from 'node:path';
-import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
-import { TrustedProxies } from './http/proxies.js';
-import type { SenderOptions } from '../pipeline/webhooks/mod.js';
-import type { EmailSenderOptions } from '../pipeline/email/mod.js';
+import { FRONT_END_MODES, type FrontEndMode } from '../http/front-end.js';
+import { TrustedProxies } from '../http/proxies.js';
+import type { SenderOptions } from '../journeys/webhooks/mod.js';
+import type { EmailSenderOptions } from '../journeys/email/mod.js';
 
 export interface Config {
   host: string;

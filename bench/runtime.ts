@@ -2,7 +2,7 @@
 // trivial journey, of a three-call journey with an immediate host, and the replay cost per recorded
 // journal entry. One thread, real QuickJS, journeys compiled by esbuild as the server compiles them.
 import { transform } from 'esbuild';
-import { createEngine, type ActivationInput, type Host } from '../runtime/mod.js';
+import { createEngine, type ActivationInput, type Host } from '../journeys/runtime/mod.js';
 import type { JournalEntry } from '../schemas/mod.js';
 
 const argN = process.argv.indexOf('--n');

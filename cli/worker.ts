@@ -13,11 +13,11 @@ import { startEngine } from '../pipeline/engine.js';
 import { DropCounter } from '../pipeline/drops.js';
 import { ServiceMetrics } from '../api/metrics.js';
 import { startMetricsServer } from '../api/metrics-server.js';
-import { startWebhookSender } from '../pipeline/webhooks/mod.js';
-import { enqueueEmail, startEmailSender } from '../pipeline/email/mod.js';
-import { loadSecrets } from '../api/auth/secrets.js';
+import { startWebhookSender } from '../journeys/webhooks/mod.js';
+import { enqueueEmail, startEmailSender } from '../journeys/email/mod.js';
+import { loadSecrets } from '../pipeline/secrets.js';
 import { Suppressions } from '../pipeline/privacy/mod.js';
-import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
+import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../journeys/executions/mod.js';
 
 // The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
 const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;

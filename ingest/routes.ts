@@ -3,8 +3,8 @@
 // worker's answer relayed as the HTTP answer.
 import { randomBytes } from 'node:crypto';
 import type { Bind } from '../api/routes/deps.js';
-import { HttpError } from '../api/http/errors.js';
-import { validationMessage, type Reply, type Req, type Validate } from '../api/http/server.js';
+import { HttpError } from '../http/errors.js';
+import { validationMessage, type Reply, type Req, type Validate } from '../http/server.js';
 import { callError, type ErrorCode } from '../schemas/errors.js';
 import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
 import type { SourceDirectory } from './directory.js';

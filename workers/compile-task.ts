@@ -4,7 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { transform } from 'esbuild';
 import { newQuickJSWASMModule, type QuickJSWASMModule } from 'quickjs-emscripten';
-import { compileBundle, type CompileInput, type CompileOutput, type LoadLimits } from '../pipeline/journeys/mod.js';
+import { compileBundle, type CompileInput, type CompileOutput, type LoadLimits } from '../journeys/definitions/mod.js';
 
 let quickjs: QuickJSWASMModule | null = null;
 

@@ -3,9 +3,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '../config.js';
 import type { Logger } from '../../lib/log.js';
 import type { Auth } from '../auth/auth.js';
-import type { Secrets } from '../auth/secrets.js';
-import type { HttpServer, RouteSpec, Validate } from '../http/server.js';
-import type { FrontEndName } from '../http/front-end.js';
+import type { Secrets } from '../../pipeline/secrets.js';
+import type { HttpServer, RouteSpec, Validate } from '../../http/server.js';
+import type { FrontEndName } from '../../http/front-end.js';
 import type { RouteDef } from '../../schemas/route.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 

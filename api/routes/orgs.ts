@@ -1,10 +1,10 @@
 // Operator routes (decisions §1): organizations, their credentials, sessions and limits.
 import { newId, newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
-import { hashToken } from '../auth/secrets.js';
+import { hashToken } from '../../pipeline/secrets.js';
 import { KEY_PREFIX, type KeyScheme } from '../auth/auth.js';
 import { QUOTA_DEFAULTS, QUOTA_NAMES } from '../../pipeline/quotas.js';
-import { httpError, notFound } from '../http/errors.js';
+import { httpError, notFound } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 /** Generous defaults so a fresh install is not throttled; the operator tightens them per org. */

@@ -2,8 +2,8 @@
 import {
   erasureOut, exportProfile, exportTarget, getErasure, listErasures, requestErasure, type Eraser, type Suppressions,
 } from '../../pipeline/privacy/mod.js';
-import { notFound } from '../http/errors.js';
-import { decodeCursor, isString, page } from '../http/pagination.js';
+import { notFound } from '../../http/errors.js';
+import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 export interface PrivacyDeps { eraser: Eraser; suppressions: Suppressions }

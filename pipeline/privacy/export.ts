@@ -5,8 +5,8 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { profileOut, type ProfileRow } from '../identity.js';
-import { getExecution } from '../executions/mod.js';
-import { toEmail } from '../email/mod.js';
+import { getExecution } from '../../journeys/executions/mod.js';
+import { toEmail } from '../../journeys/email/mod.js';
 import { chTime } from '../store/events.js';
 
 const PAGE = 1000;
