@@ -1,7 +1,7 @@
 // Picks the front end: the first uWS build that loads on this Node and libc, else node:http with
 // one warning saying why. `node` skips uWS (tests of the fallback); `uws` refuses to run without it.
 import type { Logger } from '../lib/log.js';
-import { ConfigError } from '../api/config.js';
+import { ConfigError } from '../lib/config-error.js';
 import type { FrontEnd, FrontEndMode } from './front-end.js';
 import { loadUws, uwsFrontEnd } from './uws.js';
 import { nodeFrontEnd } from './node.js';

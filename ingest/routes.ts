@@ -2,7 +2,7 @@
 // precompiled validators, source routing from cache, one stream submit per request, and the
 // worker's answer relayed as the HTTP answer.
 import { randomBytes } from 'node:crypto';
-import type { Bind } from '../api/routes/deps.js';
+import type { Bind } from '../http/bind.js';
 import { HttpError } from '../http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../http/server.js';
 import { callError, type ErrorCode } from '../schemas/errors.js';

@@ -4,9 +4,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../../lib/log.js';
 import type { Auth } from '../auth/auth.js';
 import type { Secrets } from '../../pipeline/secrets.js';
-import type { HttpServer, RouteSpec, Validate } from '../../http/server.js';
 import type { FrontEndName } from '../../http/front-end.js';
-import type { RouteDef } from '../../schemas/route.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 
 /** What route modules receive: clients are passed in, never imported as singletons. */
@@ -36,19 +34,4 @@ export function latest(stored: Date | string | null, unflushed: number | undefin
   return new Date(stored).getTime() >= unflushed ? stored : new Date(unflushed);
 }
 
-export type Handler = RouteSpec['handler'];
-
-/** Binds a handler to the contract route of the same method and path: auth, admin flag and
- * validators come from `schemas/`, so a served route cannot drift from the OpenAPI document. */
-export function createBinder(server: HttpServer, defs: RouteDef[], validators: Record<string, Validate>) {
-  return (method: RouteDef['method'], path: string, handler: Handler, extra: Partial<RouteSpec> = {}) => {
-    const def = defs.find((d) => d.method === method && d.path === path);
-    if (!def) throw new Error(`route ${method} ${path} is not in schemas/routes.ts`);
-    server.add({
-      method, path, auth: def.auth, admin: def.admin, rawBody: !!def.rawBody, optionalBody: !!def.optionalBody,
-      validators: { body: validators[`${def.id}_body`], query: validators[`${def.id}_query`], params: validators[`${def.id}_params`] },
-      handler, ...extra,
-    });
-  };
-}
-export type Bind = ReturnType<typeof createBinder>;
+export { createBinder, type Bind, type Handler } from '../../http/bind.js';

@@ -5,6 +5,7 @@ export { onEventsLanded, type LandedDeps } from './landed.js';
 export { startJourneyRunner, type Runner, type RunnerOptions } from './runner.js';
 export type { EmailMessage } from './host.js';
 export { journeyJournals, type JourneyJournals } from './journals.js';
+export { exportExecutions } from './export.js';
 export { cancelExecution, executionOut, getExecution, listExecutions, type CancelResult, type ExecutionFilter } from './store.js';
 export { createPropsValidator, MAX_SCHEMA_CHARS, type PropsCheck, type PropsInput, type PropsValidator } from './props.js';
 export type { HostAnswer, HostRequest, JourneyTask } from './task.js';
