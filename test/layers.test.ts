@@ -61,3 +61,17 @@ for (const [folder, allowed] of Object.entries(ALLOWED)) {
     t.same(bad, [], 'no import against the arrows');
   });
 }
+
+// The sandbox runs in any worker thread and has no I/O of its own: within journeys/ it imports only
+// itself, besides schemas/ and lib/.
+t.test('journeys/runtime/ imports only schemas, lib', async (t) => {
+  const folder = join('journeys', 'runtime');
+  const bad: string[] = [];
+  for (const file of sources(join(root, folder))) {
+    for (const spec of imports(readFileSync(file, 'utf8'))) {
+      const target = relative(root, resolve(dirname(file), spec));
+      if (!target.startsWith(folder + sep) && !['schemas', 'lib'].includes(target.split(sep)[0]!)) bad.push(`${relative(root, file)} -> ${spec}`);
+    }
+  }
+  t.same(bad, [], 'no import against the arrows');
+});
