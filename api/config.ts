@@ -1,9 +1,10 @@
 // Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
 import { resolve } from 'node:path';
-import { FRONT_END_MODES, type FrontEndMode } from './http/front-end.js';
-import { TrustedProxies } from './http/proxies.js';
-import type { SenderOptions } from '../pipeline/webhooks/mod.js';
-import type { EmailSenderOptions } from '../pipeline/email/mod.js';
+import { FRONT_END_MODES, type FrontEndMode } from '../http/front-end.js';
+import { TrustedProxies } from '../http/proxies.js';
+import type { SenderOptions } from '../journeys/webhooks/mod.js';
+import type { EmailSenderOptions } from '../journeys/email/mod.js';
+import { ConfigError } from '../lib/config-error.js';
 
 export interface Config {
   host: string;
@@ -123,7 +124,7 @@ export const OPTIONS: Opt[] = [
   { key: 'logLevel', flag: '--log-level', env: 'HEADWATER_LOG_LEVEL', def: 'info', kind: 'string', help: 'debug | info | warn | error | silent' },
 ];
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /** Shorter operator tokens are refused at start: they could be guessed. Any value of this length works, whatever its prefix. */
 export const MIN_OPERATOR_TOKEN = 16;

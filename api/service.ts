@@ -9,15 +9,15 @@ import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
-import { emailSettings, journeySettings, webhookSettings, type Config } from './config.js';
+import type { Config } from './config.js';
 import type { Logger } from '../lib/log.js';
-import { loadSecrets } from './auth/secrets.js';
+import { loadSecrets } from '../pipeline/secrets.js';
 import { createAuth } from './auth/auth.js';
-import { openFrontEnd } from './http/select.js';
-import { createHttpServer, type Validate } from './http/server.js';
-import { loadStaticSite } from './http/static.js';
-import { TrustedProxies } from './http/proxies.js';
-import { HttpError } from './http/errors.js';
+import { openFrontEnd } from '../http/select.js';
+import { createHttpServer, type Validate } from '../http/server.js';
+import { loadStaticSite } from '../http/static.js';
+import { TrustedProxies } from '../http/proxies.js';
+import { HttpError } from '../http/errors.js';
 import { OverQuotaError } from '../pipeline/quotas.js';
 import { createBinder, type Deps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
@@ -30,8 +30,6 @@ import { catalogRoutes } from './routes/catalog.js';
 import { settingsRoutes } from './routes/settings.js';
 import { segmentRoutes } from './routes/segments.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import { startWebhookSender } from '../pipeline/webhooks/mod.js';
-import { enqueueEmail, startEmailSender } from '../pipeline/email/mod.js';
 import { emailRoutes } from './routes/emails.js';
 import { clearOutbox, startSweeper, type JobDeps } from '../pipeline/segments/mod.js';
 import { ingestRoutes } from '../ingest/routes.js';
@@ -44,8 +42,6 @@ import { Limits } from '../ingest/limits.js';
 import { startEraser, startRetentionSweep, Suppressions } from '../pipeline/privacy/mod.js';
 import { privacyRoutes } from './routes/privacy.js';
 import { createInProcessStreams, createJetStreams, StreamUnavailableError } from '../pipeline/stream/mod.js';
-import { startEngine } from '../pipeline/engine.js';
-import { recoverLanding } from '../pipeline/landing.js';
 import { DropCounter } from '../pipeline/drops.js';
 import { OutcomeCounter } from '../pipeline/stats/outcomes.js';
 import { classifyStoreError } from '../pipeline/store/errors.js';
@@ -53,23 +49,18 @@ import { reconcileRoutes } from './routes/reconcile.js';
 import { IngestGate } from '../ingest/gate.js';
 import { ServiceMetrics } from './metrics.js';
 import { startMetricsServer } from './metrics-server.js';
-import { startCompiler, sweepUploads } from '../pipeline/journeys/mod.js';
+import { startCompiler, sweepUploads } from '../journeys/definitions/mod.js';
 import { startPeriodic } from '../pipeline/periodic.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { pushRoutes } from './routes/pushes.js';
 import { journeyRoutes } from './routes/journeys.js';
 import { statsRoutes } from './routes/stats.js';
 import { executionRoutes, journalRoutes } from './routes/executions.js';
-import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../pipeline/executions/mod.js';
+import { startNode } from './node.js';
 
-// The Piscina task module that processes ingestion batches (workers/ depends on pipeline/, not back).
-const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
 // The Piscina task module that compiles pushed bundles (its own pool: compiles never take an
-// ingestion thread).
+// ingestion thread). The other task modules are started by the processing node (api/node.ts).
 const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
-// The Piscina task module that runs journey code and e-mail templates in QuickJS.
-const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
-const PROPS_TASK = new URL('../workers/props-task.js', import.meta.url).href;
 
 // The dashboard's build output (dist/ui, written by Vite in `npm run build`): static assets beside
 // the compiled server, not a module this folder imports.
@@ -156,19 +147,14 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
     const answerBeforeLanding = !nc && pgStore.embedded;
-    // Journeys: landed events start executions and answer waits; the runner activates them.
-    const triggers = new TriggerIndex(pgStore.pool);
-    closers.push(() => triggers.close());
-    let runner: Runner | undefined;
-    const onLanded = (events: Parameters<typeof onEventsLanded>[1]) =>
-      onEventsLanded({ pool: pgStore.pool, index: triggers, log, notify: () => runner?.notify() }, events);
-    if (answerBeforeLanding) await recoverLanding({ pool: pgStore.pool, ch: chStore.client, log, onLanded, drops });
-    const engine = startEngine({
-      ingest: streams.ingest, events: streams.events, connection: pgStore.connection, pool: pgStore.pool,
-      threads: config.workers, workerModule: INGEST_TASK, ch: chStore.client, log, inline: pgStore.embedded ? pgStore.pool : undefined,
-      answerBeforeLanding, sole: pgStore.embedded, eventLingerMs: config.eventLingerMs, onLanded, drops, observe: metrics.engine,
+    // The engine, the journey triggers it tells of landed events, the runner and the senders.
+    const node = await startNode({
+      config, log, pool: pgStore.pool, connection: pgStore.connection, ch: chStore.client, streams,
+      submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded,
+      engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding, eventLingerMs: config.eventLingerMs },
     });
-    closers.push(() => engine.close());
+    closers.push(() => node.close());
+    const { engine, webhookSender, emailSender, onLanded } = node;
     const directory = new SourceDirectory(pgStore.pool);
     closers.push(() => directory.close());
     const activity = new Activity(pgStore.pool, log);
@@ -187,21 +173,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
     closers.push(() => sweeper.close());
 
-    // Outbound webhook deliveries are sent from this process too (and from `headwater worker`s).
-    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool: pgStore.pool, log, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded });
-    closers.push(() => webhookSender.close());
-    const emailSender = startEmailSender({ ...emailSettings(config), pool: pgStore.pool, log, sole: pgStore.embedded });
-    closers.push(() => emailSender.close());
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
     closers.push(() => compiler.close());
-    runner = startJourneyRunner({
-      ...journeySettings(config), pool: pgStore.pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: pgStore.embedded,
-      submit: (calls) => ingestStream.submit(calls), webhookNotify: () => webhookSender.notify(),
-      sendEmail: async (m) => { const r = await enqueueEmail(pgStore.pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
-    });
-    const journeyRunner = runner;
-    closers.push(() => journeyRunner.close());
     const eraser = startEraser({
       pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded,
     });

@@ -66,6 +66,8 @@ import { gitState, report, type Skip } from './run-report.js';
 interface Baseline {
   name: string; only: string; script: string; args: string[]; startMs: number;
   pg?: boolean; nats?: boolean; batch?: boolean; kinds: Array<'track' | 'identify'>;
+  /** Takes the batch scenarios as well as its single-call `kinds` (the floors: what the batch targets are read against). */
+  batchToo?: boolean;
 }
 const BASELINES: Baseline[] = [
   // The ceiling: uWS parsing the JSON and answering 201.
@@ -75,9 +77,9 @@ const BASELINES: Baseline[] = [
   { name: 'fastify-pg-batch', only: 'fastify', script: 'fastify-pg-batch.js', args: [], startMs: 30_000, pg: true, batch: true, kinds: [] },
   // The floor: the contract's least work per call on each store. Identify (a new profile per
   // call) where headwater's identify target applies: NATS mode, and embedded.
-  { name: 'floor-pglite', only: 'floor', script: 'floor.js', args: ['--store', 'pglite'], startMs: 30_000, kinds: ['track', 'identify'] },
+  { name: 'floor-pglite', only: 'floor', script: 'floor.js', args: ['--store', 'pglite'], startMs: 30_000, batchToo: true, kinds: ['track', 'identify'] },
   { name: 'floor-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg'], startMs: 30_000, pg: true, kinds: ['track'] },
-  { name: 'floor-nats-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats'], startMs: 30_000, pg: true, nats: true, kinds: ['track', 'identify'] },
+  { name: 'floor-nats-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats'], startMs: 30_000, pg: true, nats: true, batchToo: true, kinds: ['track', 'identify'] },
 ];
 
 async function main() {
@@ -134,7 +136,9 @@ async function main() {
 
     // ---- the baselines, in BASELINES' order
     for (const b of BASELINES) {
-      if (!want(b.only) || (b.batch ? o.batch === 'off' : !single)) continue;
+      const runBatch = (b.batch || b.batchToo) && o.batch !== 'off';
+      const runSingle = !b.batch && single;
+      if (!want(b.only) || (!runBatch && !runSingle)) continue;
       if (b.pg && !pgUp) {
         skipped.push({ what: b.name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` });
         continue;
@@ -150,19 +154,20 @@ async function main() {
         const srv = await startChild(b.name, [join(BENCH_DIST, b.script), ...b.args, '--port', '0', '--host', '127.0.0.1'], env, b.startMs);
         try {
           const target = { url: srv.url, sourceId: 'src_bench' };
-          if (b.batch) {
+          if (runSingle) {
+            for (const kind of b.kinds) {
+              const r = await measure(o, srv, { ...target, kind }, settings, tmp, { warmupS: o.warmupS, scenario: kind });
+              results.push(r); process.stdout.write(line(r) + '\n');
+            }
+          }
+          if (runBatch) {
             let replayOf: { runId: string; batches: number } | undefined;
             for (const sc of BATCH_SCENARIOS) {
               const batch = batchShape(sc, replayOf);
               if (!batch) { skipped.push({ what: `${b.name}/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
-              const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: true, nats: false } });
+              const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats } });
               results.push(r); process.stdout.write(line(r) + '\n');
               if (sc === 'batch20-users1000') replayOf = replaySource(r, settings);
-            }
-          } else {
-            for (const kind of b.kinds) {
-              const r = await measure(o, srv, { ...target, kind }, settings, tmp, { warmupS: o.warmupS, scenario: kind });
-              results.push(r); process.stdout.write(line(r) + '\n');
             }
           }
         } finally { await stopServer(srv); }

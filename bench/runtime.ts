@@ -7,7 +7,7 @@
 // and the host-side JavaScript is optimized over the first few thousand activations (the first 500
 // of a fresh process cost several times what later ones do; that start is printed on its own).
 import { transform } from 'esbuild';
-import { createEngine, type ActivationInput, type Engine, type Host } from '../runtime/mod.js';
+import { createEngine, type ActivationInput, type Engine, type Host } from '../journeys/runtime/mod.js';
 import type { JournalEntry } from '../schemas/mod.js';
 import { arg } from './args.js';
 

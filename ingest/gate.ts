@@ -12,7 +12,7 @@
 // an interval, the oldest waiting call decides, and one request per interval is still let through
 // to measure again (else a straggler alone would keep the gate shut). More than `maxCalls` waiting
 // is always refused.
-import { HttpError } from '../api/http/errors.js';
+import { HttpError } from '../http/errors.js';
 import type { CallResult, IngestCall } from '../pipeline/types.js';
 import type { SubmitOptions } from '../pipeline/stream/mod.js';
 

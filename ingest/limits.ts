@@ -5,7 +5,11 @@
 // within about a second.
 import type pg from 'pg';
 import type { Logger } from '../lib/log.js';
-import { DEFAULT_LIMITS } from '../api/routes/orgs.js';
+import { QUOTA_DEFAULTS } from '../pipeline/quotas.js';
+
+/** Generous defaults so a fresh install is not throttled; the operator tightens them per org. The
+ * admission limits are this file's; the stored-data quotas are pipeline/quotas.ts's. */
+export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null, ...QUOTA_DEFAULTS };
 
 interface OrgLimits { ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number; used: number; month: string }
 interface Bucket { tokens: number; at: number }

@@ -4,9 +4,9 @@
 import { unstorable, unstorableString } from '../schemas/storable.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
-import type { Bind } from '../api/routes/deps.js';
-import type { Reply } from '../api/http/server.js';
-import type { Secrets } from '../api/auth/secrets.js';
+import type { Bind } from '../http/bind.js';
+import type { Reply } from '../http/server.js';
+import type { Secrets } from '../pipeline/secrets.js';
 import type { CallResult, IngestCall, Identifiers } from '../pipeline/types.js';
 import type { Activity } from './activity.js';
 

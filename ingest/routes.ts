@@ -2,9 +2,9 @@
 // precompiled validators, source routing from cache, one stream submit per request, and the
 // worker's answer relayed as the HTTP answer.
 import { randomBytes } from 'node:crypto';
-import type { Bind, Handler, RouteAt } from '../api/routes/deps.js';
-import { HttpError } from '../api/http/errors.js';
-import { validationMessage, type Reply, type Req, type Validate } from '../api/http/server.js';
+import type { Bind, Handler, RouteAt } from '../http/bind.js';
+import { HttpError } from '../http/errors.js';
+import { validationMessage, type Reply, type Req, type Validate } from '../http/server.js';
 import { callError, type ErrorCode } from '../schemas/errors.js';
 import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
 import type { SourceDirectory } from './directory.js';

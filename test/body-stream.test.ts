@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BodyQueue } from '../api/http/body-stream.js';
+import { BodyQueue } from '../http/body-stream.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hw-body-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { join } from 'node:path';
 import { startServer, call, createOrg, type OrgCreds, type TestServer } from './helpers/server.js';
 import { startSmtp } from './helpers/smtp.js';
-import { enqueueEmail } from '../pipeline/email/mod.js';
+import { enqueueEmail } from '../journeys/email/mod.js';
 
 const api = (s: TestServer, token: string) => (method: string, path: string, data?: unknown) =>
   call(s.url, method, path, { token, body: data === undefined ? undefined : { data } });

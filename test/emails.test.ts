@@ -14,7 +14,7 @@ import { startServer, call, clockPast, createOrg, expectError, poll, until, uid,
 import { deadPort } from './helpers/receiver.js';
 import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
-import { enqueueEmail } from '../pipeline/email/mod.js';
+import { enqueueEmail } from '../journeys/email/mod.js';
 import { createAppFixture } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
 

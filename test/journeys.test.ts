@@ -7,7 +7,7 @@ import pg from 'pg';
 import { newQuickJSWASMModule } from 'quickjs-emscripten';
 import { startServer, call, createAppFixture, createOrg, expectError, poll } from './helpers/server.js';
 import { bundle, journeyEntry, journeySource, manifest, push, tarball, templateEntry, templateSource, upload } from './helpers/project.js';
-import { latestReadyVersion, MODULE_GLOBAL, versionModule } from '../pipeline/journeys/mod.js';
+import { latestReadyVersion, MODULE_GLOBAL, versionModule } from '../journeys/definitions/mod.js';
 
 const s = await startServer();
 t.teardown(() => s.close());

@@ -4,7 +4,7 @@
 // code, argument validation and template rendering, through the engine's public module API.
 import t, { type Test } from 'tap';
 import { transform } from 'esbuild';
-import { createEngine, type Activation, type Host, type HostCall } from '../runtime/mod.js';
+import { createEngine, type Activation, type Host, type HostCall } from '../journeys/runtime/mod.js';
 import type { JournalEntry, JournalResult } from '../schemas/mod.js';
 import { until } from './helpers/server.js';
 
@@ -476,7 +476,7 @@ t.test('engines run inside worker threads, one per thread, side by side', async 
     engine.close();
     parentPort.postMessage(a);`;
   const { Worker } = await import('node:worker_threads');
-  const mod = new URL('../runtime/mod.js', import.meta.url).href;
+  const mod = new URL('../journeys/runtime/mod.js', import.meta.url).href;
   const runIn = (who: string) => new Promise<Activation>((resolve, reject) => {
     const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(src)}`), { workerData: { mod, code, event: EVENT, who } });
     w.once('message', resolve);

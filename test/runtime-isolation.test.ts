@@ -3,7 +3,7 @@
 // from a parked sandbox answers exactly what a replay from the journal answers.
 import t from 'tap';
 import { transform } from 'esbuild';
-import { createEngine, type Activation, type Engine, type Host } from '../runtime/mod.js';
+import { createEngine, type Activation, type Engine, type Host } from '../journeys/runtime/mod.js';
 import type { JournalEntry } from '../schemas/mod.js';
 
 /** Journal entries without `recordedAt` (the wall-clock time of recording, which two runs never share). */

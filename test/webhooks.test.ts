@@ -7,7 +7,7 @@ import pg from 'pg';
 import { join } from 'node:path';
 import { startServer, call, createOrg, expectError, poll, type OrgCreds } from './helpers/server.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { enqueueWebhookDelivery } from '../pipeline/webhooks/mod.js';
+import { enqueueWebhookDelivery } from '../journeys/webhooks/mod.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
 import { webhookMarkers } from './helpers/outbox.js';
 

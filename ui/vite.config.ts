@@ -1,4 +1,4 @@
-// Vite builds the dashboard into dist/ui, where the service serves it under /ui/ (api/http/static.ts).
+// Vite builds the dashboard into dist/ui, where the service serves it under /ui/ (http/static.ts).
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

@@ -1,10 +1,10 @@
-// Piscina task: compiles one version's bundle (pipeline/journeys/load.ts) off the event loop. Each
+// Piscina task: compiles one version's bundle (journeys/definitions/load.ts) off the event loop. Each
 // thread keeps one QuickJS WebAssembly module; every load gets a fresh runtime inside it, and a
 // module that ran out of memory is replaced, never reused.
 import type { MessagePort } from 'node:worker_threads';
 import { transform } from 'esbuild';
 import { newQuickJSWASMModule, type QuickJSWASMModule } from 'quickjs-emscripten';
-import { compileBundle, type CompileInput, type CompileOutput, type LoadLimits } from '../pipeline/journeys/mod.js';
+import { compileBundle, type CompileInput, type CompileOutput, type LoadLimits } from '../journeys/definitions/mod.js';
 
 let quickjs: QuickJSWASMModule | null = null;
 

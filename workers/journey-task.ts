@@ -2,9 +2,9 @@
 // event loop of the process. The thread's engine lives as long as the thread. Host calls of an
 // activation go back to the process over the MessagePort that comes with the task: the process
 // owns the stores and the ingestion stream, the thread only the sandbox.
-import { createEngine, type Activation, type RenderResult } from '../runtime/mod.js';
+import { createEngine, type Activation, type RenderResult } from '../journeys/runtime/mod.js';
 import type { JournalResult } from '../schemas/mod.js';
-import type { HostAnswer, HostRequest, JourneyTask } from '../pipeline/executions/mod.js';
+import type { HostAnswer, HostRequest, JourneyTask } from '../journeys/executions/mod.js';
 
 const engine = await createEngine();
 

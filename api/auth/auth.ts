@@ -3,9 +3,9 @@ import { SignJWT, jwtVerify, decodeJwt, createRemoteJWKSet, type JWTVerifyGetKey
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import type { Scheme } from '../../schemas/route.js';
-import { HttpError } from '../http/errors.js';
-import type { Principal, RouteSpec } from '../http/server.js';
-import { hashToken, type Secrets } from './secrets.js';
+import { HttpError } from '../../http/errors.js';
+import type { Principal, RouteSpec } from '../../http/server.js';
+import { hashToken, type Secrets } from '../../pipeline/secrets.js';
 import { AuthFailures } from './failures.js';
 import { newId } from '../../pipeline/ids.js';
 import { deployKeyMayCall } from '../../schemas/scope.js';

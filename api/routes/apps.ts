@@ -1,7 +1,7 @@
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, likeSubstring, page } from '../../http/pagination.js';
 import { latest, type Bind, type Deps, type RecentActivity } from './deps.js';
 import { insertSource, sourceOut } from './sources.js';
 

@@ -1,8 +1,8 @@
 // Artifacts: HEAD answers from the stored size without reading the bytes; PUT streams the body into
 // chunked rows while hashing it, under the artifact limit (413 artifact_too_large as soon as it is
 // passed), never holding the body whole.
-import { getArtifact, storeArtifact } from '../../pipeline/journeys/mod.js';
-import { httpError } from '../http/errors.js';
+import { getArtifact, storeArtifact } from '../../journeys/definitions/mod.js';
+import { httpError } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 export function artifactRoutes(bind: Bind, d: Deps) {

@@ -5,8 +5,8 @@ import type pg from 'pg';
 import { tx } from '../../pipeline/store/postgres.js';
 import { bumpCatalogVersion, deny, promote, replayWaves, requeue } from '../../pipeline/governance/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../http/pagination.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 const eventOut = (r: any) => ({

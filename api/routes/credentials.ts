@@ -4,9 +4,9 @@
 // the org issued before now.
 import { newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
-import { hashToken } from '../auth/secrets.js';
+import { hashToken } from '../../pipeline/secrets.js';
 import { KEY_PREFIX } from '../auth/auth.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 export function credentialRoutes(bind: Bind, d: Deps) {

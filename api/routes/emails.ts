@@ -1,9 +1,9 @@
 // Journey e-mail: the outbox listing, one e-mail, and the test send an operator uses to check the
 // SMTP settings. Sending is the pipeline's sender.
 import { randomBytes } from 'node:crypto';
-import { enqueueEmail, toEmail } from '../../pipeline/email/mod.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, page } from '../http/pagination.js';
+import { enqueueEmail, toEmail } from '../../journeys/email/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 // Postgres text cannot hold NUL; such a value is the caller's error, never a 500.

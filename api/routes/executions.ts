@@ -1,8 +1,8 @@
 // Executions: the durable record of journey runs. Listed newest first with filters; one execution
 // answers its journal and logs; cancel stops a running or waiting one.
-import { cancelExecution, executionOut, getExecution, journeyJournals, listExecutions } from '../../pipeline/executions/mod.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, page } from '../http/pagination.js';
+import { cancelExecution, executionOut, getExecution, journeyJournals, listExecutions } from '../../journeys/executions/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 export function executionRoutes(bind: Bind, d: Deps) {

@@ -1,4 +1,4 @@
-import { httpError } from '../http/errors.js';
+import { httpError } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 const CHECK_TIMEOUT_MS = 2000;

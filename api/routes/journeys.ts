@@ -1,7 +1,7 @@
 // Journeys: listed in key order; PATCH turns one on or off (enabling needs a ready version).
-import { getJourney, listJourneys, setJourneyEnabled } from '../../pipeline/journeys/mod.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, page } from '../http/pagination.js';
+import { getJourney, listJourneys, setJourneyEnabled } from '../../journeys/definitions/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 export function journeyRoutes(bind: Bind, d: Deps) {

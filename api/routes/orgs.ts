@@ -1,14 +1,12 @@
 // Operator routes (decisions §1): organizations, their credentials, sessions and limits.
 import { newId, newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
-import { hashToken } from '../auth/secrets.js';
+import { hashToken } from '../../pipeline/secrets.js';
 import { KEY_PREFIX, type KeyScheme } from '../auth/auth.js';
-import { QUOTA_DEFAULTS, QUOTA_NAMES } from '../../pipeline/quotas.js';
-import { httpError, notFound } from '../http/errors.js';
+import { QUOTA_NAMES } from '../../pipeline/quotas.js';
+import { DEFAULT_LIMITS } from '../../ingest/limits.js';
+import { httpError, notFound } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
-
-/** Generous defaults so a fresh install is not throttled; the operator tightens them per org. */
-export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null, ...QUOTA_DEFAULTS };
 
 export const orgOut = (r: any) => ({ id: r.id, name: r.name, createdAt: r.created_at });
 export const limitsOut = (r: any) => ({ ...DEFAULT_LIMITS, ...(r.limits ?? {}) });

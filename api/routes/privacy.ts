@@ -2,8 +2,9 @@
 import {
   erasureOut, exportProfile, exportTarget, getErasure, listErasures, requestErasure, type Eraser, type Suppressions,
 } from '../../pipeline/privacy/mod.js';
-import { notFound } from '../http/errors.js';
-import { decodeCursor, isString, page } from '../http/pagination.js';
+import { exportExecutions } from '../../journeys/executions/mod.js';
+import { notFound } from '../../http/errors.js';
+import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 export interface PrivacyDeps { eraser: Eraser; suppressions: Suppressions }
@@ -27,7 +28,7 @@ export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
     const row = await exportTarget(d.pool, req.principal.orgId!, req.params.id);
     if (!row) throw notFound('profile');
     return {
-      stream: exportProfile({ pool: d.pool, ch: d.ch }, row), contentType: 'application/x-ndjson',
+      stream: exportProfile({ pool: d.pool, ch: d.ch, more: (org, ids) => exportExecutions(d.pool, org, ids) }, row), contentType: 'application/x-ndjson',
       headers: { 'content-disposition': `attachment; filename="profile-${row.id}.ndjson"` },
     };
   });

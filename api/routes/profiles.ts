@@ -1,7 +1,7 @@
 // Read routes over what ingestion stored: profiles from Postgres, events from ClickHouse.
 import { identifiersOf, profileOut, profileResource, type ProfileRow } from '../../pipeline/identity.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../http/pagination.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, isStringPair, likeSubstring, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 import { chTime } from '../../pipeline/store/events.js';

@@ -2,9 +2,9 @@
 // no bundle is still recorded, with zero versions.
 import {
   createPush, getPush, listPushes, manifestProblems, pushSourceDigest, readArtifact, type Compiler,
-} from '../../pipeline/journeys/mod.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, encodeCursor } from '../http/pagination.js';
+} from '../../journeys/definitions/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;

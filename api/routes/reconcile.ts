@@ -1,7 +1,7 @@
 // Operator route: acknowledged events compared with the event store (pipeline/reconcile.ts).
 import { reconcile } from '../../pipeline/reconcile.js';
 import type { EventRecord } from '../../pipeline/types.js';
-import { httpError } from '../http/errors.js';
+import { httpError } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 /** A window wider than this is refused: the answer must come in seconds (the CLI slices longer ones). */

@@ -7,8 +7,8 @@ import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { checkQuota, lockQuota } from '../../pipeline/quotas.js';
 import { backfill, LEASE, normalizeDefinition, preview, segmentLockKey, type Definition, type JobDeps } from '../../pipeline/segments/mod.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, likeSubstring, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 const segmentOut = (r: any, memberCount?: number) => ({

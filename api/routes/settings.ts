@@ -1,8 +1,8 @@
 // Org settings (docs/architecture.md, governance): the ingestion policy, and the retention windows (docs/privacy.md).
 // A policy change bumps orgs.catalog_version, since ingestion workers read the policy from the same
 // snapshot as the catalog. PATCH is partial, and so is its `retention` object.
-import { httpError, notFound } from '../http/errors.js';
-import { messagingOf, messagingProblem } from '../../pipeline/executions/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { messagingOf, messagingProblem } from '../../journeys/executions/mod.js';
 import { retentionOf } from '../../pipeline/privacy/mod.js';
 import type { Bind, Deps } from './deps.js';
 

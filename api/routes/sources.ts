@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { newId } from '../../pipeline/ids.js';
-import { httpError, notFound } from '../http/errors.js';
+import { httpError, notFound } from '../../http/errors.js';
 import { latest, type Bind, type Deps, type RecentActivity } from './deps.js';
 
 // A source's signing secret is write-only: it is split off the config, kept encrypted (the receiver

@@ -1,9 +1,9 @@
 // The dashboard's numbers: track calls over time by outcome, the org's counts, a journey's metrics
 // (docs/dashboard.md). Reads only; every query is scoped by the session's org.
 import { bucketStarts, BUCKET_MS, eventStats, summary } from '../../pipeline/stats/read.js';
-import { journeyMetrics, metricsOut } from '../../pipeline/executions/mod.js';
-import { getJourney } from '../../pipeline/journeys/mod.js';
-import { httpError, notFound } from '../http/errors.js';
+import { journeyMetrics, metricsOut } from '../../journeys/executions/mod.js';
+import { getJourney } from '../../journeys/definitions/mod.js';
+import { httpError, notFound } from '../../http/errors.js';
 import type { Bind, Deps } from './deps.js';
 
 const MAX_BUCKETS = 1500;

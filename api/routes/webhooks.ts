@@ -1,12 +1,12 @@
 // Outbound webhooks: the registry (names unique per org, a signing secret shown once and kept
 // encrypted), the test send and the deliveries list. Sending is the pipeline's sender.
-import { enqueue, maskPassword, MASK, newSigningSecret, skipWaiting, splitPassword, toDelivery } from '../../pipeline/webhooks/mod.js';
+import { enqueue, maskPassword, MASK, newSigningSecret, skipWaiting, splitPassword, toDelivery } from '../../journeys/webhooks/mod.js';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { checkQuota, lockQuota } from '../../pipeline/quotas.js';
 import { isUnique } from '../../pipeline/store/errors.js';
-import { httpError, notFound } from '../http/errors.js';
-import { decodeCursor, isString, likeSubstring, page } from '../http/pagination.js';
+import { httpError, notFound } from '../../http/errors.js';
+import { decodeCursor, isString, likeSubstring, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
 // A URL's password is write-only: answers show it as *** (members read webhooks too).

@@ -1,5 +1,5 @@
 // Write keys of a source (dashboard API): the credential Segment's SDKs send with.
-import { httpError, notFound } from '../http/errors.js';
+import { httpError, notFound } from '../../http/errors.js';
 import { createWriteKey, deleteWriteKey, listWriteKeys, writeKeyOut, type WriteKeys } from '../../ingest/segment/mod.js';
 import type { Bind, Deps } from './deps.js';
 

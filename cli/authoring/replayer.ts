@@ -3,8 +3,8 @@
 // compile step the service applies to a pushed bundle. Effects are never performed: a call past the
 // end of the journal is observed and refused, which ends the activation without recording anything.
 import { newQuickJSWASMModule } from 'quickjs-emscripten';
-import { canonicalJson, createEngine, type Activation, type Engine } from '../../runtime/mod.js';
-import { compileBundle } from '../../pipeline/journeys/mod.js';
+import { canonicalJson, createEngine, type Activation, type Engine } from '../../journeys/runtime/mod.js';
+import { compileBundle } from '../../journeys/definitions/mod.js';
 import type { JournalCall, JournalEntry } from '../../schemas/mod.js';
 
 export interface Recorded {

@@ -1,5 +1,5 @@
 // Segment-style answers (`{ success, code, message }`) and the CORS headers every answer carries.
-import type { Reply } from '../../api/http/server.js';
+import type { Reply } from '../../http/server.js';
 
 export type Cors = (origin: string | undefined) => Record<string, string>;
 

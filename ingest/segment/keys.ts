@@ -2,7 +2,7 @@
 // resolved key is cached for one second (positive and negative), so a deleted key or an archived
 // source is refused by every front end within a second while a busy key costs one lookup a second.
 import type pg from 'pg';
-import { hashToken } from '../../api/auth/secrets.js';
+import { hashToken } from '../../pipeline/secrets.js';
 import { newId, newToken } from '../../pipeline/ids.js';
 
 export const WRITE_KEY_PREFIX = 'hww';

@@ -1,7 +1,7 @@
 // Reading a Segment request: the write key of the Basic header, the body parsed whatever its content
 // type (the browser SDK sends text/plain), and the client's address.
-import type { Req } from '../../api/http/server.js';
-import { jsonDepthExceeds } from '../../api/http/body.js';
+import type { Req } from '../../http/server.js';
+import { jsonDepthExceeds } from '../../http/body.js';
 
 const MAX_DEPTH = 64;
 

@@ -5,10 +5,10 @@
 // 400 for what retrying cannot fix, 401 / 403 for the key, 429 + Retry-After, 503 for an outage.
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { Bind } from '../../api/routes/deps.js';
-import type { HttpError } from '../../api/http/errors.js';
-import type { Origin } from '../../api/http/proxies.js';
-import { validationMessage, type Reply, type Req, type Validate } from '../../api/http/server.js';
+import type { Bind } from '../../http/bind.js';
+import type { HttpError } from '../../http/errors.js';
+import type { Origin } from '../../http/proxies.js';
+import { validationMessage, type Reply, type Req, type Validate } from '../../http/server.js';
 import type { Logger } from '../../lib/log.js';
 import type { IngestCall } from '../../pipeline/types.js';
 import type { Submitter } from '../gate.js';

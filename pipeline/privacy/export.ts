@@ -1,19 +1,24 @@
 // A profile's data as NDJSON lines, produced page by page: the HTTP layer pulls the next line only
 // once the socket took the previous ones, so a history of any length is held a page at a time.
 // Order: the profile (with identifiers, memberships and merged records), its events (the merged
-// records' included, oldest first), its executions (journal and logs), their e-mails.
+// records' included, oldest first), then what `more` adds (executions with journal and logs, their
+// e-mails).
 import type pg from 'pg';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { profileOut, type ProfileRow } from '../identity.js';
-import { getExecution } from '../executions/mod.js';
-import { toEmail } from '../email/mod.js';
 import { chTime } from '../store/events.js';
 
 const PAGE = 1000;
 const line = (type: string, v: Record<string, unknown>) => JSON.stringify({ type, ...v }) + '\n';
 const isoOf = (ch: string) => (ch.includes('T') ? ch : ch.replace(' ', 'T')) + (ch.endsWith('Z') ? '' : 'Z');
 
-export interface ExportDeps { pool: pg.Pool; ch: ClickHouseClient }
+export interface ExportDeps {
+  pool: pg.Pool;
+  ch: ClickHouseClient;
+  /** Lines the other side of the house keeps of these profiles (the profile and its merged ones),
+   * appended after the events: the composition passes the journey side's export here. */
+  more?: (orgId: string, profileIds: string[]) => AsyncIterable<string>;
+}
 
 /** The profile's row, or undefined when the org has no such profile (checked before the answer starts). */
 export async function exportTarget(pool: pg.Pool, orgId: string, id: string): Promise<ProfileRow | undefined> {
@@ -63,22 +68,6 @@ export async function* exportProfile(d: ExportDeps, row: ProfileRow): AsyncGener
     after = [chTime(isoOf(last.ts)), last.id];
   }
 
-  // Executions, then the e-mails they sent, by id pages.
-  const execIds: string[] = [];
-  let cursor = '';
-  for (;;) {
-    const r = await d.pool.query<{ id: string }>(
-      'SELECT id FROM executions WHERE org_id = $1 AND profile_id = ANY($2) AND id > $3 ORDER BY id LIMIT 100', [orgId, ids, cursor]);
-    for (const x of r.rows) {
-      const detail = await getExecution(d.pool, orgId, x.id);
-      if (detail) yield line('execution', detail as unknown as Record<string, unknown>);
-      execIds.push(x.id);
-    }
-    if (r.rows.length < 100) break;
-    cursor = r.rows[r.rows.length - 1]!.id;
-  }
-  for (let i = 0; i < execIds.length; i += 100) {
-    const r = await d.pool.query('SELECT * FROM emails WHERE org_id = $1 AND execution_id = ANY($2) ORDER BY id', [orgId, execIds.slice(i, i + 100)]);
-    for (const m of r.rows) yield line('email', toEmail(m) as unknown as Record<string, unknown>);
-  }
+  // What other sides keep of the profile (the journey side: executions, then their e-mails).
+  if (d.more) yield* d.more(orgId, ids);
 }

@@ -1,0 +1,347 @@
+// The journey runner of a process: claims due executions (new ones, answered or expired waits,
+// retries) from Postgres with FOR UPDATE SKIP LOCKED and a lease, activates each on the journey
+// task threads with this process as its host, and stores the outcome under the same lease. Several
+// processes share the work; a process that dies leaves leases that expire, and its executions are
+// activated again from their journal (effects are idempotent per journal position).
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type pg from 'pg';
+import type { Logger } from '../../lib/log.js';
+import type { Activation, Limits, RenderResult } from '../runtime/mod.js';
+import type { JournalEntry } from '../../schemas/mod.js';
+import { newId } from '../../pipeline/ids.js';
+import { versionModule } from '../definitions/mod.js';
+import type { CallResult, IngestCall } from '../../pipeline/types.js';
+import { createHost, type EmailMessage, type HostExecution } from './host.js';
+import type { WaitRecord } from './landed.js';
+import type { PropsCheck, PropsInput } from './props.js';
+import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+import { batchSubmits } from './batcher.js';
+import { claimDue } from './claim.js';
+import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
+import { nextDebounceMs, startDebounced } from './starts.js';
+import { DeferredSend } from './messaging.js';
+
+export interface RunnerOptions {
+  pool: pg.Pool;
+  log: Logger;
+  /** URL of the Piscina task module (workers/journey-task.js), given by the process wiring. */
+  taskModule: string;
+  /** URL of the props-check task module (workers/props-task.js), given by the process wiring. */
+  propsTaskModule: string;
+  threads: number;
+  submit(calls: IngestCall[]): Promise<CallResult[]>;
+  sendEmail(m: EmailMessage): Promise<{ id: string }>;
+  webhookNotify?(): void;
+  limits?: Partial<Limits>;
+  /** How long a claim holds an execution; an activation longer than this may run twice. Default wall budget + 30 s. */
+  leaseMs?: number;
+  /**
+   * How soon due work that could not be claimed is looked at again; default 250 ms. When nothing is
+   * due the runner sleeps until the earliest deadline, at most `idleMs`.
+   */
+  pollMs?: number;
+  /** The longest sleep when nothing is due: default 30 s when `sole`, else 5 s (other processes' work, expired leases). */
+  idleMs?: number;
+  /** This process is the database's only user (embedded): leases left by a previous run are void. */
+  sole?: boolean;
+  /** Bounds on `ctx.restart()` per execution (RESTART_DEFAULTS). */
+  restarts?: Partial<RestartLimits>;
+}
+
+export interface Runner {
+  /** Look for due executions now (a trigger or an answered wait in this process). */
+  notify(): void;
+  close(): Promise<void>;
+}
+
+interface Row {
+  id: string; org_id: string; journey_key: string; version_id: string; app_id: string; source_id: string; profile_id: string;
+  environment: 'development' | 'production'; run_id: string; run_seq: number; event: Record<string, unknown>; status: string;
+  journal: JournalEntry[]; wait: WaitRecord | null; wake_value: unknown; lease_id: string; attempts: number;
+  started_at: Date;
+}
+
+const RETRY_MAX_MS = 60_000;
+/** Debounced starts taken per tick; a full batch looks again at the next tick. */
+const DEBOUNCE_BATCH = 200;
+/** Activations in hand per QuickJS thread. */
+const PER_THREAD = 16;
+/**
+ * The share of a runner's activation slots one org may hold: half, so the other half is always
+ * free for the rest when one org's work (a restart loop, a burst of triggers) would fill it.
+ */
+const ORG_SHARE = 0.5;
+
+/** The thread an execution's activations run on: FNV-1a of its id. */
+export function stickyIndex(id: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % n;
+}
+
+export function startJourneyRunner(o: RunnerOptions): Runner {
+  const wallMs = o.limits?.wallMs ?? 30_000;
+  const leaseMs = o.leaseMs ?? wallMs + 30_000;
+  const pollMs = o.pollMs ?? 250;
+  const idleMs = o.idleMs ?? (o.sole ? 30_000 : 5_000);
+  const capacity = Math.max(1, o.threads) * PER_THREAD;
+  const perOrg = Math.max(1, Math.floor(capacity * ORG_SHARE));
+  const restarts: RestartLimits = { ...RESTART_DEFAULTS, ...o.restarts };
+  /** Activations in hand per org: what a claim counts against the per-org share. */
+  const used = new Map<string, number>();
+  // Several activations per thread: one waiting for a host call (a trait write through the
+  // ingestion path, a profile read) leaves the thread to the others. Each owns a QuickJS sandbox
+  // while it runs, and QuickJS code runs synchronously between awaits, so they never interleave
+  // inside one. One single-thread pool per thread, and an execution always goes to the same one
+  // (by its id): the thread that parked its sandbox at a wait gets its resume (runtime/cache.ts),
+  // which then continues instead of replaying.
+  const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
+    filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
+  }));
+  let rr = 0;
+  const poolOf = (executionId: string) => pools[stickyIndex(executionId, pools.length)]!;
+  // propsSchemas are checked on threads of their own: a check is aborted at its activation's
+  // deadline, which ends the thread it runs on, and must take no activation down with it. One thread
+  // is started with the runner and kept (it idles without CPU): started on demand, its start-up
+  // (module graph, Ajv) counted against the first e-mail's deadline and could exceed it.
+  const propsPool = new Piscina({ filename: o.propsTaskModule, minThreads: 1, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+  const checkProps = (input: PropsInput, deadline: number) =>
+    propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
+  const codes = new Map<string, string>();
+  const submit = batchSubmits(o.submit);
+  const inFlight = new Set<Promise<void>>();
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let ticking = false;
+  let again = false;
+  let started: Promise<void> = Promise.resolve();
+
+  const render = (code: string, props: Record<string, unknown>) =>
+    pools[rr++ % pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
+
+  const claim = (n: number): Promise<Row[]> => claimDue<Row>(o.pool, { limit: n, used, perOrg, leaseMs, leaseId: newId('lse') });
+
+  const code = async (row: Row): Promise<string | null> => {
+    const hit = codes.get(row.version_id);
+    if (hit) return hit;
+    const m = await versionModule(o.pool, row.org_id, row.version_id);
+    if (!m) return null;
+    if (codes.size >= 256) codes.clear();
+    codes.set(row.version_id, m.code);
+    return m.code;
+  };
+
+  /** Quiet hours deferred a send of this execution's activation in hand: until when (epoch ms). */
+  const deferred = new Map<string, number>();
+
+  const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
+    const ex: HostExecution = {
+      id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
+      journeyKey: row.journey_key, deadline: Date.now() + wallMs,
+    };
+    const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps, warn: (m, f) => o.log.warn(m, f) }, ex);
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (m: HostRequest) => {
+      host(m.call).then(
+        (result) => port1.postMessage({ id: m.id, result } satisfies HostAnswer),
+        (err) => {
+          if (err instanceof DeferredSend) deferred.set(row.id, Math.max(err.until, deferred.get(row.id) ?? 0));
+          port1.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) } satisfies HostAnswer);
+        },
+      ).catch(() => { /* the activation ended and closed its port */ });
+    });
+    try {
+      const task: JourneyTask = {
+        kind: 'activate', port: port2,
+        input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
+      };
+      return await poolOf(row.id).run(task, { transferList: [port2] }) as Activation;
+    } finally {
+      port1.close();
+    }
+  };
+
+  const runOne = async (row: Row): Promise<void> => {
+    const journal = (row.journal ?? []).slice();
+    if (row.status === 'waiting' && row.wait) {
+      // The wait's answer becomes its entry: the event (or null on timeout) for waitForEvent, null for sleep.
+      const value = row.wait.kind === 'event' ? (row.wake_value ?? null) : null;
+      journal.push({ call: row.wait.call as JournalEntry['call'], result: { ok: true, value }, at: row.wait.position, recordedAt: new Date().toISOString() });
+    }
+    const src = await code(row);
+    const now = Date.now();
+    if (src === null) {
+      await save(row, now, { status: 'failed', code: 'journey_error', message: `version ${row.version_id} is not available`, journal, logs: [], stats: { replayed: 0, hostCalls: 0, fuelUsed: 0, wallMs: 0 } });
+      return;
+    }
+    let a: Activation;
+    try { a = await activate(row, journal, src, now); } catch (err) { deferred.delete(row.id); throw err; }
+    const until = deferred.get(row.id);
+    deferred.delete(row.id);
+    await save(row, now, a.status === 'restart' ? restartOutcome(row, a) : a.status === 'retry' && until !== undefined ? { ...a, deferUntil: until } : a);
+  };
+
+  /** A restart past its bounds becomes a failure that says which bound. */
+  const restartOutcome = (row: Row, a: Activation & { status: 'restart' }): Activation | (Activation & { delayMs: number }) => {
+    const d = decideRestart(row.run_seq + 1, new Date(row.started_at).getTime(), Date.now(), restarts);
+    if (d.ok) return { ...a, delayMs: d.delayMs };
+    o.log.warn('journey execution failed: restart bound reached', { execution: row.id, org: row.org_id, message: d.message });
+    return { status: 'failed', code: 'journey_error', message: d.message, journal: a.journal, logs: a.logs, stats: a.stats };
+  };
+
+  /**
+   * One statement per outcome: the row is locked and checked (still this lease's, still running or
+   * waiting: a cancel or a takeover after the lease expired discards the outcome), the logs stored
+   * (duplicates of a repeated activation ignored), the outcome written. A new wait is answered at once
+   * by an event that reached the inbox while the activation ran (answerWaits takes the same row lock).
+   */
+  const save = async (row: Row, began: number, a: Activation & { delayMs?: number; deferUntil?: number }): Promise<void> => {
+    const journal = JSON.stringify(a.journal);
+    const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
+    const args: unknown[] = [row.id, row.lease_id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)];
+    const p = (v: unknown) => { args.push(v); return `$${args.length}`; };
+    let set: string;
+    switch (a.status) {
+      case 'completed':
+        set = `status = 'completed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = NULL, attempts = 0, ended_at = now()`;
+        break;
+      case 'failed':
+        set = `status = 'failed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
+          wait = NULL, wake_value = NULL, wake_at = NULL, error = ${p(`${a.code}: ${a.message}`)}, ended_at = now()`;
+        break;
+      case 'waiting': {
+        const wait: WaitRecord = { ...a.wait, began };
+        const until = p(new Date(a.wait.until).toISOString());
+        const hit = wait.kind === 'event'
+          ? `(SELECT e FROM jsonb_array_elements(cur.inbox) e WHERE e->>'event' = ANY(${p(wait.names ?? [])}::text[])
+               AND (e->>'receivedAt')::timestamptz >= ${p(new Date(began).toISOString())}::timestamptz
+             ORDER BY (e->>'receivedAt')::timestamptz LIMIT 1)`
+          : 'NULL::jsonb';
+        set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(a.wait.call.name)},
+          timer_deadline = ${until}::timestamptz, wait = ${p(JSON.stringify(wait))}::jsonb, wake_value = ${hit},
+          wake_at = CASE WHEN ${hit} IS NULL THEN ${until}::timestamptz ELSE now() END, attempts = 0`;
+        break;
+      }
+      case 'restart':
+        set = `status = 'running', run_id = ${p(newId('run'))}, run_seq = x.run_seq + 1, event = COALESCE(${p(a.event ? JSON.stringify(a.event) : null)}::jsonb, x.event),
+          journal = '[]'::jsonb, journal_entries = 0, step = 'restart', timer_deadline = NULL, wait = NULL, wake_value = NULL,
+          wake_at = now() + make_interval(secs => ${p((a.delayMs ?? 0) / 1000)}), attempts = 0`;
+        break;
+      case 'retry': {
+        if (a.deferUntil !== undefined) {
+          // Quiet hours: the execution waits on a durable timer; the send (not yet journaled) is
+          // made again when they end, so it is recorded once.
+          const until = p(new Date(a.deferUntil).toISOString());
+          set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = 'email.send',
+            timer_deadline = ${until}::timestamptz, wait = NULL, wake_value = NULL, wake_at = ${until}::timestamptz, attempts = 0`;
+          break;
+        }
+        // The host failed (an outage): the entries recorded so far stand; try again later.
+        const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(row.attempts, 10));
+        set = `journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)},
+          wake_at = now() + make_interval(secs => ${p(delay / 1000)})`;
+        o.log.warn('journey activation will be retried', { execution: row.id, message: a.message, inMs: delay });
+        break;
+      }
+    }
+    await o.pool.query(
+      `WITH cur AS (SELECT id, inbox FROM executions WHERE id = $1 AND lease_id = $2 AND status IN ('running', 'waiting') FOR UPDATE),
+       logs AS (INSERT INTO execution_logs (execution_id, run_seq, seq, level, message)
+         SELECT cur.id, $3, t.s, t.l, t.m FROM cur, unnest($4::int[], $5::text[], $6::text[]) AS t(s, l, m) ON CONFLICT DO NOTHING)
+       UPDATE executions x SET ${set}, lease_until = NULL, lease_id = NULL, inbox = '[]'::jsonb, updated_at = now()
+       FROM cur WHERE x.id = cur.id`, args);
+  };
+
+  /** When the earliest debounced start is due (epoch ms): at start-up, now. */
+  let debounceAt = 0;
+  /** The next wake of the timer (epoch ms), Infinity when none is set. */
+  let timerAt = Infinity;
+  const wakeAt = (at: number) => {
+    if (closed || at >= timerAt) return;
+    clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(() => { timerAt = Infinity; void tick(); }, Math.max(0, at - Date.now()));
+    timer.unref();
+  };
+  /**
+   * When to look again: at the earliest due execution nobody holds (by the store's clock), or after
+   * the idle bound (other processes' work, leases of a process that died). Work that is due but
+   * could not be claimed (the org's share is full, another process holds it) is looked at again
+   * after pollMs; activations in hand look again as they finish.
+   */
+  const plan = async () => {
+    if (timerAt <= Date.now() + pollMs) return;
+    // Debounced starts (journey_debounce) are timers too: the earliest one counts.
+    const d = await nextDebounceMs(o.pool);
+    debounceAt = d === null ? Infinity : Date.now() + d;
+    const r = await o.pool.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
+         AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
+    const ms = Math.min(r.rows[0]?.ms ?? Infinity, d ?? Infinity);
+    wakeAt(Date.now() + (ms === Infinity ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
+  };
+
+  const tick = async () => {
+    if (closed) return;
+    if (ticking) { again = true; return; }
+    ticking = true;
+    try {
+      let planned = true;
+      // Due debounced starts become executions first (any process may take them: SKIP LOCKED).
+      if (debounceAt <= Date.now()) {
+        debounceAt = Infinity;
+        if (await startDebounced(o.pool, o.log, DEBOUNCE_BATCH) >= DEBOUNCE_BATCH) debounceAt = 0;
+      }
+      do {
+        again = false;
+        const room = capacity - inFlight.size;
+        if (room <= 0) break;
+        const rows = await claim(room);
+        for (const row of rows) {
+          used.set(row.org_id, (used.get(row.org_id) ?? 0) + 1);
+          const p: Promise<void> = runOne(row)
+            .catch((err) => o.log.warn('journey activation failed; its lease will expire and it runs again', { execution: row.id, err: String(err) }))
+            .finally(() => {
+              const n = (used.get(row.org_id) ?? 1) - 1;
+              if (n <= 0) used.delete(row.org_id); else used.set(row.org_id, n);
+              inFlight.delete(p);
+              kick();
+            });
+          inFlight.add(p);
+        }
+        if (rows.length === room) again = true;
+        planned = rows.length === room;
+      } while (again && !closed);
+      if (!planned && !closed) await plan();
+    } catch (err) {
+      if (!closed) o.log.warn('claiming journey executions failed', { err: String(err) });
+      wakeAt(Date.now() + Math.max(pollMs, 1000));
+    } finally {
+      ticking = false;
+    }
+  };
+  /** A tick soon, once for everything that asked in this turn of the event loop. */
+  let kicked = false;
+  const kick = () => {
+    if (closed || kicked) return;
+    kicked = true;
+    setImmediate(() => { kicked = false; void tick(); });
+  };
+  if (o.sole) started = o.pool.query(`UPDATE executions SET lease_until = NULL, lease_id = NULL WHERE lease_until IS NOT NULL`).then(() => undefined, () => undefined);
+  void started.then(() => { void tick(); });
+
+  return {
+    notify() { kick(); },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await started;
+      // Activations in hand finish (their outcome is saved); new ones are not claimed.
+      await Promise.all([...inFlight]);
+      await Promise.all([...pools.map((p) => p.destroy()), propsPool.destroy()]);
+      codes.clear();
+    },
+  };
+}
