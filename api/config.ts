@@ -1,4 +1,4 @@
-// Every setting of `headwater serve`: a flag, its environment variable and its default (decisions §11).
+// Every setting of `headwater serve`: a flag, its environment variable and its default (docs/operations.md).
 import { resolve } from 'node:path';
 import { FRONT_END_MODES, type FrontEndMode } from '../http/front-end.js';
 import { TrustedProxies } from '../http/proxies.js';

@@ -1,4 +1,4 @@
-// Source webhook receiver (decisions §5): identity-provider user events signed with the Standard
+// Source webhook receiver (OpenAPI description, "Ingestion"): identity-provider user events signed with the Standard
 // Webhooks / Svix scheme, verified with the source's stored secret in constant time, then applied
 // as an identify through the same stream as every other write. Answers are plain text.
 import { unstorable, unstorableString } from '../schemas/storable.js';

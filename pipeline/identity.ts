@@ -1,4 +1,4 @@
-// Identity resolution inside one Postgres transaction (decisions §4).
+// Identity resolution inside one Postgres transaction (OpenAPI description, "Ingestion").
 // Concurrency: transaction-scoped advisory locks on every identifier of the call, taken in one
 // statement in key order (no deadlock between calls), serialize calls that share an identifier;
 // profile rows are then locked FOR UPDATE, and a profile found merged meanwhile restarts the

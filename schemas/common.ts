@@ -1,4 +1,4 @@
-// Shared building blocks of the HTTP contract (interface.md "Conventions that hold everywhere").
+// Shared building blocks of the HTTP contract (OpenAPI description, "Conventions").
 import { Type } from '@sinclair/typebox';
 import type { Static, TSchema, SchemaOptions, TUnsafe } from '@sinclair/typebox';
 import { ERROR_CODES } from './errors.js';

@@ -1,4 +1,4 @@
-// The one registry of error codes and their HTTP statuses (interface.md "Errors", decisions §3).
+// The one registry of error codes and their HTTP statuses (OpenAPI description, "Errors").
 // The journey_* codes are execution failures, never HTTP statuses; they map to 500 only so that
 // the table is total.
 export const ERROR_STATUS = {

@@ -1,5 +1,5 @@
 // Resources of the journey side of the contract: executions and their journals, pushes and manifests,
-// journeys, e-mails and webhooks (interface.md "Resources and their fields"). As in resources.ts,
+// journeys, e-mails and webhooks (components of the OpenAPI document). As in resources.ts,
 // response schemas do not forbid unknown members.
 import { Type } from '@sinclair/typebox';
 import { AnyObject, DateTime, Environment, Id, MapOf, Nullable, StringEnum, TaggedUnion } from './common.js';

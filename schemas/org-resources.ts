@@ -1,5 +1,5 @@
-// Resources of orgs, settings and users, health, batch answers and reconciliation (interface.md
-// "Resources and their fields"). As in resources.ts, response schemas do not forbid unknown members.
+// Resources of orgs, settings and users, health, batch answers and reconciliation (components of
+// the OpenAPI document). As in resources.ts, response schemas do not forbid unknown members.
 import { Type } from '@sinclair/typebox';
 import { DateTime, Id, MapOf, Nullable, StringEnum } from './common.js';
 import { IngestionPolicy, Role } from './resources.js';

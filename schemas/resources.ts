@@ -1,4 +1,4 @@
-// Resources of the contract (interface.md "Resources and their fields", decisions.md).
+// Resources of the contract (components of the OpenAPI document).
 // Response schemas do not forbid unknown members; required members are exactly those of the contract.
 import { Type } from '@sinclair/typebox';
 import { AnyObject, DateTime, Environment, Id, MapOf, Nullable, StringEnum, TaggedUnion } from './common.js';

@@ -1,6 +1,6 @@
 import type { Static, TObject, TOptional, TSchema } from '@sinclair/typebox';
 
-// Credential schemes (interface.md "Authentication", decisions §1-2).
+// Credential schemes (OpenAPI description, "Authentication").
 export type Scheme = 'none' | 'operator' | 'session' | 'apiKey' | 'deployKey' | 'pipelineKey' | 'signature' | 'writeKey';
 
 export interface ResponseDef {

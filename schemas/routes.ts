@@ -1,4 +1,4 @@
-// Every route of the contract (interface.md "Endpoints"), one file per tag under routes/ as
+// Every route of the contract (the OpenAPI document's paths), one file per tag under routes/ as
 // api/routes/ is split. The validators and the OpenAPI document are generated from this list by
 // build.ts, in this order: the document's paths, tags and component names follow it, so the order
 // is kept (a tag that appears in several places of the document is split in its file).

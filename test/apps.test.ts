@@ -1,4 +1,4 @@
-// Apps and sources (interface.md "Apps", "Sources"; decisions §2, §6b): creation defaults, name
+// Apps and sources (OpenAPI document: "Apps", "Sources"): creation defaults, name
 // limits, listing with cursor pagination, search and status filters, renaming and archiving, and the
 // write-only source signing secret.
 import t from 'tap';

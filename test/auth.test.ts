@@ -1,4 +1,4 @@
-// The auth matrix of decisions §1-2 over the routes that exist: missing, malformed, unknown and
+// The auth matrix (OpenAPI description, "Authentication") over the routes that exist: missing, malformed, unknown and
 // forged credentials, credentials of the wrong scheme, the deploy-key scope, org:admin mutations,
 // cross-org isolation (404, never 403), GET /v1/users/me and the operator routes.
 import t from 'tap';

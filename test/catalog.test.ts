@@ -1,4 +1,4 @@
-// Catalog, quarantine and settings (interface.md "Catalog", States; decisions §4, §6b): every
+// Catalog, quarantine and settings (OpenAPI document: "Catalog", States): every
 // catalog route over HTTP, then the governance store functions against the same database.
 import t from 'tap';
 import { join } from 'node:path';

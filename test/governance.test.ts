@@ -1,4 +1,4 @@
-// Ingestion governance as pure functions (decisions §4; interface.md "Property and trait types"):
+// Ingestion governance as pure functions (OpenAPI document: "Property and trait types"):
 // type inference, canonical trait formats, deny-list and strict-policy decisions, observation diffs.
 import t from 'tap';
 import {

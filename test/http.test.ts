@@ -1,4 +1,4 @@
-// Transport and envelope (interface.md "Conventions", decisions §3, §4): unknown routes, body
+// Transport and envelope (OpenAPI document: "Conventions"): unknown routes, body
 // framing and parsing, the body limit with and without content-length, nesting depth, long
 // request heads, x-request-id, health probes and clients that vanish mid-request.
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Identity resolution (decisions §4): attaching identifiers, merging several profiles into the
+// Identity resolution (OpenAPI description): attaching identifiers, merging several profiles into the
 // oldest (mergedInto, identifiers, traits with newer values winning, event history), never merging
 // two userIds, and concurrent calls never creating two profiles for the same identifiers.
 import t, { type Test } from 'tap';

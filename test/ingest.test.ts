@@ -1,4 +1,4 @@
-// Ingestion (interface.md "Profile", "Event", "Ingestion"; decisions §2, §4): identify and track,
+// Ingestion (OpenAPI document: "Profile", "Event", "Ingestion"): identify and track,
 // messageId dedup, validation, source routing and archiving, canonical trait validations, the
 // deny-list, permissive registration, the strict policy with its quarantine, batch, the read routes
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.

@@ -1,4 +1,4 @@
-// Operator limits (decisions §4): PATCH /v1/orgs/{orgId} limits, the per-API-key token bucket
+// Operator limits (OpenAPI description): PATCH /v1/orgs/{orgId} limits, the per-API-key token bucket
 // (429 rate_limited + Retry-After), the monthly quota of accepted track calls (429 over_quota;
 // identify calls do not count) and the global body limit (413 payload_too_large).
 import t from 'tap';

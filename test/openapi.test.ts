@@ -8,7 +8,7 @@ import { embeddedPassOnly } from './helpers/modes.js';
 
 embeddedPassOnly(t, 'the OpenAPI document');
 
-// Every route of interface.md and decisions.md.
+// Every route of the contract (the OpenAPI document's paths).
 const CONTRACT: Array<[string, string]> = [
   ['get', '/health/live'], ['get', '/health/ready'], ['get', '/openapi.json'],
   ['post', '/v1/identify'], ['post', '/v1/track'], ['post', '/v1/batch'],

@@ -1,4 +1,4 @@
-// Source webhook receiver (decisions §5): identity-provider user events signed with the Standard
+// Source webhook receiver (OpenAPI description): identity-provider user events signed with the Standard
 // Webhooks / Svix scheme, applied as identify calls on the source's app; plain-text answers.
 import t, { type Test } from 'tap';
 import { createHmac, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Segments (interface.md "Segments", decisions §6): routes and their validation, transitions and
+// Segments (OpenAPI document: "Segments"): routes and their validation, transitions and
 // their system events on identify / track, event counts and time windows, create and update over
 // existing profiles, merges, delete, cascades and concurrency. Everything through HTTP.
 import t, { type Test } from 'tap';

@@ -1,4 +1,4 @@
-// Bearer authentication for every scheme and the answers of decisions §2.
+// Bearer authentication for every scheme and the answers of the OpenAPI description, "Authentication".
 import { SignJWT, jwtVerify, decodeJwt, createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -128,7 +128,7 @@ export function createAuth(opts: AuthOptions): Auth {
     throw invalid('session token issuer is not trusted');
   };
 
-  // Scope rules (decisions §2): a deploy key outside its routes is 403 deploy_key_scope; any other
+  // Scope rules (OpenAPI description, "Authentication"): a deploy key outside its routes is 403 deploy_key_scope; any other
   // credential of the wrong scheme is 401; a member on an admin mutation is 403 forbidden.
   // The deploy key's routes are the table of schemas/scope.ts, not whatever a route's `auth` says.
   const admit = (p: Principal, route: RouteSpec): Principal => {

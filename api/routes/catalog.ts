@@ -1,4 +1,4 @@
-// Catalog (interface.md "Catalog"; decisions §4, §6b): the tracking plan of event and trait names,
+// Catalog (OpenAPI tag "catalog"; description, "Ingestion"): the tracking plan of event and trait names,
 // and the strict policy's quarantine. Every mutation bumps orgs.catalog_version in its own
 // transaction, so ingestion workers reload their snapshot.
 import type pg from 'pg';

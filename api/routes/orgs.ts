@@ -1,4 +1,4 @@
-// Operator routes (decisions §1): organizations, their credentials, sessions and limits.
+// Operator routes (OpenAPI description, "Authentication"): organizations, their credentials, sessions and limits.
 import { newId, newToken } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { hashToken } from '../../pipeline/secrets.js';

@@ -1,4 +1,4 @@
-// Segments (interface.md "Segments", decisions §6). Create and update decide membership over every
+// Segments (OpenAPI tag "segments"). Create and update decide membership over every
 // existing profile before answering (memberCount is exact); delete drops memberships without exit
 // events. Every mutation bumps orgs.segments_version under the org's exclusive segment lock, which
 // waits for ingestion transactions deciding with the old definitions (pipeline/segments/cache.ts).

@@ -1,4 +1,4 @@
-// Canonical trait validations (decisions §4): the only source of `trait_validation_failed`.
+// Canonical trait validations (OpenAPI description, "Ingestion"): the only source of `trait_validation_failed`.
 // Only the top-level trait names below are checked, case-sensitively. A null value is not a bad
 // format (it carries no value to check), so it passes.
 

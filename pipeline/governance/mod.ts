@@ -1,4 +1,4 @@
-// Public entry of ingestion governance (decisions §4): type inference, canonical trait formats,
+// Public entry of ingestion governance (OpenAPI description, "Ingestion"): type inference, canonical trait formats,
 // deny-list and strict-policy decisions, catalog snapshots, observation and the quarantine queue.
 export type {
   TypeName, GovernanceState, IngestionPolicy, CatalogKind, CatalogEventEntry, CatalogTraitEntry, CatalogSnapshot, Queryable,

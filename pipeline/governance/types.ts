@@ -1,4 +1,4 @@
-// Shapes shared by the governance functions (interface.md "Property and trait types", catalog).
+// Shapes shared by the governance functions (OpenAPI description, "Ingestion"; the catalog).
 import type pg from 'pg';
 
 export type TypeName =

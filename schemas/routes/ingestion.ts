@@ -32,7 +32,7 @@ const IdentifyData = Type.Object(
     sourceId: Type.String({ minLength: 1, description: 'The write is attributed to this source\'s parent app.' }),
     identifiers: Identifiers,
     traits: Type.Optional(AnyObject({
-      // Trait names become catalog names (1 to 200 characters, interface.md "Limits").
+      // Trait names become catalog names (1 to 200 characters, OpenAPI description, "Limits").
       propertyNames: { minLength: 1, maxLength: 200 },
       description:
         'Any members, named with 1 to 200 characters (trait names are catalog names). `consent`, when an object of booleans, is merged into `profile.consent` and not stored as a trait. ' +
