@@ -181,6 +181,13 @@ function answer(res: HttpResponse, state: { aborted: boolean }, r: CallResult) {
   res.cork(() => { res.writeStatus(status).writeHeader('content-type', 'application/json').end(body); });
 }
 
+/** A track call of a batch also claims its first identifier for a new profile named after `id`. */
+function withClaim(c: Call | undefined, d: any, id: string): Call | undefined {
+  const [k, v] = Object.entries(d?.identifiers ?? {})[0] ?? [];
+  if (c?.kind === 'track' && typeof k === 'string' && typeof v === 'string') c.claim = { k, v, p: `prf_${id}` };
+  return c;
+}
+
 /** Answers a single call, or fills its slot of a batch and answers the batch once it is full. */
 function settle(p: Pending, r: CallResult) {
   if (!p.batch) { answer(p.res, p.state, r); return; }
@@ -217,12 +224,10 @@ if (viaNats) {
   const f = await createJetStreams({ nc: front, log, names: { prefix } });
   const w = await createJetStreams({ nc: back, log, names: { prefix } });
   const consumer = w.ingest.consume(async (calls: IngestCall[]) => {
+    // Only a batch's calls claim (marked by onBatch), so the single-call figures keep their meaning.
     const parsed = calls.map((c) => {
       const x = callOf(c.kind === 'identify', c.body, c.id, c.receivedAt);
-      const [k, v] = Object.entries((c.body as any)?.identifiers ?? {})[0] ?? [];
-      // Only a batch's calls claim (marked by onBatch), so the single-call figures keep their meaning.
-      if (x?.kind === 'track' && (c.body as any)?.floorClaim && typeof k === 'string' && typeof v === 'string') x.claim = { k, v, p: `prf_${c.id}` };
-      return x;
+      return (c.body as { floorClaim?: boolean } | undefined)?.floorClaim ? withClaim(x, c.body, c.id) : x;
     });
     const ok = parsed.filter((c): c is Call => c !== undefined);
     const stored = await storeAll(ok);
@@ -274,27 +279,23 @@ function onPost(res: HttpResponse, req: HttpRequest) {
 
 /** `/v1/batch` without the stream: every call joins the queue, and the request is answered once all are stored. */
 function onBatch(res: HttpResponse, state: { aborted: boolean }, list: unknown, at: number) {
-  const calls = Array.isArray(list) ? list.map((d: any) => {
+  const items = Array.isArray(list) ? list.map((d: any) => {
     const id = `evt_${prefix}${(++seq).toString(36)}`;
-    const c = callOf(d?.type === 'identify', d, id, at);
-    const [k, v] = Object.entries(d?.identifiers ?? {})[0] ?? [];
-    if (c?.kind === 'track' && typeof k === 'string' && typeof v === 'string') c.claim = { k, v, p: `prf_${id}` };
-    return c;
+    return { d, id, c: withClaim(callOf(d?.type === 'identify', d, id, at), d, id) };
   }) : [];
-  if (calls.length === 0 || calls.some((c) => c === undefined)) {
+  if (items.length === 0 || items.some((x) => x.c === undefined)) {
     res.cork(() => { res.writeStatus('422 Unprocessable Entity').end('{"error":{"code":"validation_failed","message":"not a batch this floor takes"}}'); });
     return;
   }
   if (nats) {
     // One submit per request, as headwater's front end does; the consumer claims the identifiers.
-    const list2 = list as any[];
-    const submitted = calls.map((c, i) => ({ id: (c as Call & { event?: { id: string } }).event?.id ?? `evt_${prefix}${(++seq).toString(36)}`,
-      kind: c!.kind, orgId: 'org_floor', appId: 'app_floor', sourceId: 'src_floor', environment: 'production', receivedAt: at, body: { ...list2[i], floorClaim: true } }) as IngestCall);
+    const submitted = items.map(({ d, id, c }) => ({ id, kind: c!.kind, orgId: 'org_floor', appId: 'app_floor', sourceId: 'src_floor',
+      environment: 'production', receivedAt: at, body: { ...d, floorClaim: true } }) as IngestCall);
     nats.ingest.submit(submitted).then((rs) => answer(res, state, { status: 200, data: rs } as CallResult), (err) => answer(res, state, unavailable(err)));
     return;
   }
-  const batch: BatchAnswer = { results: new Array(calls.length), left: calls.length };
-  calls.forEach((c, slot) => queue.push({ ...c!, res, state, batch, slot }));
+  const batch: BatchAnswer = { results: new Array(items.length), left: items.length };
+  items.forEach(({ c }, slot) => queue.push({ ...c!, res, state, batch, slot }));
   pump();
 }
 
