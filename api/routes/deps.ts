@@ -34,4 +34,4 @@ export function latest(stored: Date | string | null, unflushed: number | undefin
   return new Date(stored).getTime() >= unflushed ? stored : new Date(unflushed);
 }
 
-export { createBinder, type Bind, type Handler, type InputOf, type RouteAt } from '../../http/bind.js';
+export { createBinder, type Bind, type Handler } from '../../http/bind.js';
