@@ -9,7 +9,7 @@ import type { HostCall, RenderResult } from '../runtime/mod.js';
 import type { JournalResult } from '../../schemas/mod.js';
 import { splitVariant } from '../../lib/assign.js';
 import { isEmail } from '../../pipeline/governance/canonical.js';
-import { identifiersOf, profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../../pipeline/identity.js';
+import { profileOut, profileResource, type IdentifierRow, type ProfileRow } from '../../pipeline/identity.js';
 import { newId } from '../../pipeline/ids.js';
 import { latestReadyVersion, versionModule } from '../definitions/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from '../../pipeline/types.js';
@@ -17,6 +17,7 @@ import { enqueueWebhookDelivery } from '../webhooks/mod.js';
 import { marketingAllowed } from './messaging.js';
 import type { PropsCheck, PropsInput } from './props.js';
 import { countJourney } from './starts.js';
+import type { ProfileReads } from './reads.js';
 
 /** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
 export interface EmailMessage {
@@ -25,6 +26,8 @@ export interface EmailMessage {
 
 export interface HostDeps {
   pool: pg.Pool;
+  /** Reads of the execution's own profile, coalesced across the activations in hand. */
+  reads: ProfileReads;
   /** The ingestion stream: one result per call once a worker processed it. */
   submit(calls: IngestCall[]): Promise<CallResult[]>;
   render(code: string, props: Record<string, unknown>): Promise<RenderResult>;
@@ -56,9 +59,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
   const messageId = (position: number) => (ex.runSeq === 0 ? `${ex.id}:${position}` : `${ex.id}:${ex.runSeq}:${position}`);
 
   /** The execution's profile, or the survivor it was merged into. */
-  const profile = async (): Promise<ProfileRow | undefined> => (await d.pool.query<ProfileRow>(
-    `SELECT * FROM profiles WHERE org_id = $1 AND id = COALESCE((SELECT merged_into FROM profiles WHERE org_id = $1 AND id = $2), $2)`,
-    [ex.orgId, ex.profileId])).rows[0];
+  const profile = (): Promise<ProfileRow | undefined> => d.reads.profile(ex.orgId, ex.profileId);
 
   // The identifier writes go through, read once per activation (trait writes do not change it).
   let through: { profileId: string; ids: Record<string, string> | undefined } | undefined;
@@ -68,7 +69,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
     return through.ids;
   };
   const identifiers = async (p: ProfileRow) =>
-    through?.profileId === p.id ? through.ids : remember(p.id, (await identifiersOf(d.pool, [p.id])).get(p.id) ?? []);
+    through?.profileId === p.id ? through.ids : remember(p.id, await d.reads.identifiers(p.id));
   /** The profile writes go through: its identifier, without re-reading the row once known. */
   const writeIdentifiers = async (): Promise<Record<string, string> | undefined | null> => {
     if (through) return through.ids;
@@ -101,7 +102,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
       case 'profile.get': {
         const p = await profile();
         if (!p) return fail('not_found', 'the profile of this execution no longer exists');
-        const ids = (await identifiersOf(d.pool, [p.id])).get(p.id) ?? [];
+        const ids = await d.reads.identifiers(p.id);
         if (through?.profileId !== p.id) remember(p.id, ids);
         return ok(profileResource(p, ids));
       }
@@ -160,7 +161,7 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   const p = await profile();
   if (!p) return fail('not_found', 'the profile of this execution no longer exists');
   const to = typeof p.traits?.email === 'string' && p.traits.email ? p.traits.email as string
-    : (await identifiersOf(d.pool, [p.id])).get(p.id)?.find((i) => i.kind === 'email')?.value;
+    : (await d.reads.identifiers(p.id)).find((i) => i.kind === 'email')?.value;
   if (!to) return fail('no_email_address', 'the profile has no email trait or identifier');
   // One addr-spec and nothing else: an identifier is any string, and a transport reads
   // "a@x, b@y" or "Name <b@y>" as recipients of its own.

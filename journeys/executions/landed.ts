@@ -33,9 +33,9 @@ export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord
   const pairList = [...pairs.values()];
   const r = await d.pool.query<{ versions: Array<[string, string]>; active: string[] }>(
     `SELECT (SELECT COALESCE(json_agg(json_build_array(id, journeys_version::text)), '[]') FROM orgs WHERE id = ANY($1)) AS versions,
-            (SELECT COALESCE(json_agg(x.id), '[]') FROM executions x
-             JOIN unnest($2::text[], $3::text[]) AS p(org_id, profile_id) ON x.org_id = p.org_id AND x.profile_id = p.profile_id
-             WHERE x.status IN ('running', 'waiting')) AS active`,
+            (SELECT COALESCE(json_agg(x.id), '[]') FROM unnest($2::text[], $3::text[]) AS p(org_id, profile_id)
+             CROSS JOIN LATERAL (SELECT id FROM executions WHERE org_id = p.org_id AND profile_id = p.profile_id
+               AND status IN ('running', 'waiting')) x) AS active`,
     [orgIds, pairList.map((p) => p[0]), pairList.map((p) => p[1])]);
   const { versions, active } = r.rows[0]!;
   let woke = false;

@@ -21,6 +21,8 @@ import { claimDue } from './claim.js';
 import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
 import { nextDebounceMs, startDebounced } from './starts.js';
 import { DeferredSend } from './messaging.js';
+import { createProfileReads } from './reads.js';
+import { createSaver, retryDelayMs, type Outcome } from './save.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -62,9 +64,10 @@ interface Row {
   started_at: Date;
 }
 
-const RETRY_MAX_MS = 60_000;
 /** Debounced starts taken per tick; a full batch looks again at the next tick. */
 const DEBOUNCE_BATCH = 200;
+/** The shortest time between two claims while activations are in hand. */
+const CLAIM_GAP_MS = 10;
 /** Activations in hand per QuickJS thread. */
 const PER_THREAD = 16;
 /**
@@ -110,12 +113,15 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
   const codes = new Map<string, string>();
   const submit = batchSubmits(o.submit);
+  const saver = createSaver(o.pool);
+  const reads = createProfileReads(o.pool);
   const inFlight = new Set<Promise<void>>();
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let ticking = false;
   let again = false;
   let started: Promise<void> = Promise.resolve();
+  let lastClaimAt = 0;
 
   const render = (code: string, props: Record<string, unknown>) =>
     pools[rr++ % pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
@@ -140,7 +146,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
       journeyKey: row.journey_key, deadline: Date.now() + wallMs,
     };
-    const host = createHost({ pool: o.pool, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps, warn: (m, f) => o.log.warn(m, f) }, ex);
+    const host = createHost({ pool: o.pool, reads, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps, warn: (m, f) => o.log.warn(m, f) }, ex);
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (m: HostRequest) => {
       host(m.call).then(
@@ -190,68 +196,12 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     return { status: 'failed', code: 'journey_error', message: d.message, journal: a.journal, logs: a.logs, stats: a.stats };
   };
 
-  /**
-   * One statement per outcome: the row is locked and checked (still this lease's, still running or
-   * waiting: a cancel or a takeover after the lease expired discards the outcome), the logs stored
-   * (duplicates of a repeated activation ignored), the outcome written. A new wait is answered at once
-   * by an event that reached the inbox while the activation ran (answerWaits takes the same row lock).
-   */
-  const save = async (row: Row, began: number, a: Activation & { delayMs?: number; deferUntil?: number }): Promise<void> => {
-    const journal = JSON.stringify(a.journal);
-    const last = a.journal.length ? a.journal[a.journal.length - 1]!.call.name : null;
-    const args: unknown[] = [row.id, row.lease_id, row.run_seq, a.logs.map((l) => l.seq), a.logs.map((l) => l.level), a.logs.map((l) => l.message)];
-    const p = (v: unknown) => { args.push(v); return `$${args.length}`; };
-    let set: string;
-    switch (a.status) {
-      case 'completed':
-        set = `status = 'completed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
-          wait = NULL, wake_value = NULL, wake_at = NULL, error = NULL, attempts = 0, ended_at = now()`;
-        break;
-      case 'failed':
-        set = `status = 'failed', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)}, timer_deadline = NULL,
-          wait = NULL, wake_value = NULL, wake_at = NULL, error = ${p(`${a.code}: ${a.message}`)}, ended_at = now()`;
-        break;
-      case 'waiting': {
-        const wait: WaitRecord = { ...a.wait, began };
-        const until = p(new Date(a.wait.until).toISOString());
-        const hit = wait.kind === 'event'
-          ? `(SELECT e FROM jsonb_array_elements(cur.inbox) e WHERE e->>'event' = ANY(${p(wait.names ?? [])}::text[])
-               AND (e->>'receivedAt')::timestamptz >= ${p(new Date(began).toISOString())}::timestamptz
-             ORDER BY (e->>'receivedAt')::timestamptz LIMIT 1)`
-          : 'NULL::jsonb';
-        set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(a.wait.call.name)},
-          timer_deadline = ${until}::timestamptz, wait = ${p(JSON.stringify(wait))}::jsonb, wake_value = ${hit},
-          wake_at = CASE WHEN ${hit} IS NULL THEN ${until}::timestamptz ELSE now() END, attempts = 0`;
-        break;
-      }
-      case 'restart':
-        set = `status = 'running', run_id = ${p(newId('run'))}, run_seq = x.run_seq + 1, event = COALESCE(${p(a.event ? JSON.stringify(a.event) : null)}::jsonb, x.event),
-          journal = '[]'::jsonb, journal_entries = 0, step = 'restart', timer_deadline = NULL, wait = NULL, wake_value = NULL,
-          wake_at = now() + make_interval(secs => ${p((a.delayMs ?? 0) / 1000)}), attempts = 0`;
-        break;
-      case 'retry': {
-        if (a.deferUntil !== undefined) {
-          // Quiet hours: the execution waits on a durable timer; the send (not yet journaled) is
-          // made again when they end, so it is recorded once.
-          const until = p(new Date(a.deferUntil).toISOString());
-          set = `status = 'waiting', journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = 'email.send',
-            timer_deadline = ${until}::timestamptz, wait = NULL, wake_value = NULL, wake_at = ${until}::timestamptz, attempts = 0`;
-          break;
-        }
-        // The host failed (an outage): the entries recorded so far stand; try again later.
-        const delay = Math.min(RETRY_MAX_MS, 500 * 2 ** Math.min(row.attempts, 10));
-        set = `journal = ${p(journal)}::jsonb, journal_entries = ${p(a.journal.length)}, step = ${p(last)},
-          wake_at = now() + make_interval(secs => ${p(delay / 1000)})`;
-        o.log.warn('journey activation will be retried', { execution: row.id, message: a.message, inMs: delay });
-        break;
-      }
+  /** The outcome under the claim's lease, in batches with the other activations' (./save.ts). */
+  const save = async (row: Row, began: number, a: Outcome): Promise<void> => {
+    if (a.status === 'retry' && a.deferUntil === undefined) {
+      o.log.warn('journey activation will be retried', { execution: row.id, message: a.message, inMs: retryDelayMs(row.attempts) });
     }
-    await o.pool.query(
-      `WITH cur AS (SELECT id, inbox FROM executions WHERE id = $1 AND lease_id = $2 AND status IN ('running', 'waiting') FOR UPDATE),
-       logs AS (INSERT INTO execution_logs (execution_id, run_seq, seq, level, message)
-         SELECT cur.id, $3, t.s, t.l, t.m FROM cur, unnest($4::int[], $5::text[], $6::text[]) AS t(s, l, m) ON CONFLICT DO NOTHING)
-       UPDATE executions x SET ${set}, lease_until = NULL, lease_id = NULL, inbox = '[]'::jsonb, updated_at = now()
-       FROM cur WHERE x.id = cur.id`, args);
+    await saver.save({ id: row.id, leaseId: row.lease_id, runSeq: row.run_seq, attempts: row.attempts, began, outcome: a });
   };
 
   /** When the earliest debounced start is due (epoch ms): at start-up, now. */
@@ -298,6 +248,11 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
         again = false;
         const room = capacity - inFlight.size;
         if (room <= 0) break;
+        // While activations are in hand, claims come at most every CLAIM_GAP_MS: the ones finishing
+        // meanwhile are replaced by one claim, not one claim each.
+        const gapEnds = lastClaimAt + CLAIM_GAP_MS;
+        if (inFlight.size > 0 && gapEnds > Date.now()) { wakeAt(gapEnds); break; }
+        lastClaimAt = Date.now();
         const rows = await claim(room);
         for (const row of rows) {
           used.set(row.org_id, (used.get(row.org_id) ?? 0) + 1);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Duplex } from 'node:stream';
 import { PgliteChannel } from './pglite-channel.js';
+import { startVacuum } from './vacuum.js';
 import type { Logger } from '../../lib/log.js';
 
 export type Pool = pg.Pool;
@@ -63,11 +64,13 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
   const channel = new PgliteChannel(worker);
   const pool = createPool(connection, 1, opts.log, channel.stream);
+  const vacuum = startVacuum({ pool, log: opts.log });
   return {
     pool,
     connection,
     embedded: true,
     async close() {
+      await vacuum.close();
       await pool.end();
       channel.close();
       worker.postMessage({ type: 'close' });

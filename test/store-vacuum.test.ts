@@ -1,0 +1,56 @@
+// Embedded Postgres runs no autovacuum, so headwater's own loop (pipeline/store/vacuum.ts) vacuums a
+// table once updates left enough dead rows, and leaves a quiet table alone. Checked against embedded
+// PGlite, and against the Postgres server when DATABASE_URL is set (a database of this test's own;
+// the server's autovacuum is off for the test's tables).
+import t from 'tap';
+import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPostgres } from '../pipeline/store/postgres.js';
+import { startVacuum } from '../pipeline/store/vacuum.js';
+import { createLogger } from '../lib/log.js';
+import { ownDatabase } from './helpers/db.js';
+import { poll } from './helpers/server.js';
+
+const log = createLogger('silent');
+let pool: pg.Pool;
+const url = await ownDatabase(t);
+if (url) {
+  pool = new pg.Pool({ connectionString: url, max: 2 });
+  t.teardown(() => pool.end());
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'hw-vacuum-'));
+  const store = await openPostgres({ dataDir: dir, log });
+  pool = store.pool;
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+}
+
+const stats = async (table: string) => (await pool.query(
+  `SELECT n_dead_tup::int AS dead, last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relname = $1`, [table])).rows[0];
+
+t.test('a table with many dead rows is vacuumed; a quiet one is not', async (t) => {
+  const busy = `vac_busy_${Math.random().toString(36).slice(2, 8)}`;
+  const quiet = `vac_quiet_${Math.random().toString(36).slice(2, 8)}`;
+  await pool.query(`CREATE TABLE ${busy} (id int PRIMARY KEY, v int NOT NULL) WITH (autovacuum_enabled = false)`);
+  await pool.query(`CREATE TABLE ${quiet} (id int PRIMARY KEY, v int NOT NULL) WITH (autovacuum_enabled = false)`);
+  await pool.query(`INSERT INTO ${busy} SELECT g, 0 FROM generate_series(1, 2000) g`);
+  await pool.query(`INSERT INTO ${quiet} SELECT g, 0 FROM generate_series(1, 2000) g`);
+  // Let both be vacuumed and analyzed once (their inserts count as changes), then churn only one.
+  await pool.query(`VACUUM (ANALYZE) ${busy}`);
+  await pool.query(`VACUUM (ANALYZE) ${quiet}`);
+  const quietBefore = await stats(quiet);
+  for (let i = 0; i < 3; i++) await pool.query(`UPDATE ${busy} SET v = v + 1`);
+  await pool.query(`UPDATE ${quiet} SET v = v + 1 WHERE id <= 10`);
+  const busyBefore = await stats(busy);
+
+  const vacuum = startVacuum({ pool, log, intervalMs: 100 });
+  t.teardown(() => vacuum.close());
+  const after = await poll(() => stats(busy),
+    (s) => Boolean(s?.last_vacuum && (!busyBefore.last_vacuum || s.last_vacuum > busyBefore.last_vacuum)), 30_000);
+  t.ok(after.last_vacuum > busyBefore.last_vacuum, 'the churned table was vacuumed again');
+  t.ok(after.dead < 100, `dead rows of the churned table cleared (${after.dead} left)`);
+  const q = await stats(quiet);
+  t.same(q.last_vacuum, quietBefore.last_vacuum, 'the quiet table (10 of 2,000 rows changed) was not vacuumed');
+  await vacuum.close();
+});
