@@ -3,28 +3,11 @@
 // Every kind of outcome lands as the runner defines it, an outcome of a lease that is no longer the
 // row's changes nothing, and an outcome the store refuses fails alone while the rest of its batch lands.
 import t from 'tap';
-import pg from 'pg';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createSaver, type Outcome, type SaveInput } from '../journeys/executions/save.js';
-import { openPostgres } from '../pipeline/store/postgres.js';
 import { PG_MIGRATIONS } from '../pipeline/store/migrations.js';
-import { createLogger } from '../lib/log.js';
-import { ownDatabase } from './helpers/db.js';
+import { ownStorePool } from './helpers/db.js';
 
-const log = createLogger('silent');
-let pool: pg.Pool;
-const url = await ownDatabase(t);
-if (url) {
-  pool = new pg.Pool({ connectionString: url, max: 4 });
-  t.teardown(() => pool.end());
-} else {
-  const dir = mkdtempSync(join(tmpdir(), 'hw-save-'));
-  const store = await openPostgres({ dataDir: dir, log });
-  pool = store.pool;
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-}
+const pool = await ownStorePool(t);
 for (const m of PG_MIGRATIONS) for (const s of m.statements) await pool.query(s);
 
 let n = 0;

@@ -3,28 +3,13 @@
 // PGlite, and against the Postgres server when DATABASE_URL is set (a database of this test's own;
 // the server's autovacuum is off for the test's tables).
 import t from 'tap';
-import pg from 'pg';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openPostgres } from '../pipeline/store/postgres.js';
 import { startVacuum } from '../pipeline/store/vacuum.js';
 import { createLogger } from '../lib/log.js';
-import { ownDatabase } from './helpers/db.js';
+import { ownStorePool } from './helpers/db.js';
 import { poll } from './helpers/server.js';
 
 const log = createLogger('silent');
-let pool: pg.Pool;
-const url = await ownDatabase(t);
-if (url) {
-  pool = new pg.Pool({ connectionString: url, max: 2 });
-  t.teardown(() => pool.end());
-} else {
-  const dir = mkdtempSync(join(tmpdir(), 'hw-vacuum-'));
-  const store = await openPostgres({ dataDir: dir, log });
-  pool = store.pool;
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-}
+const pool = await ownStorePool(t);
 
 const stats = async (table: string) => (await pool.query(
   `SELECT n_dead_tup::int AS dead, last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relname = $1`, [table])).rows[0];

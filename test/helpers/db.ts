@@ -5,6 +5,11 @@
 // each test server has its own data directory.
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPostgres } from '../../pipeline/store/postgres.js';
+import { createLogger } from '../../lib/log.js';
 
 /** A fresh database's URL, dropped at the test's teardown; undefined without DATABASE_URL. */
 export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
@@ -25,3 +30,20 @@ export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Pro
 
 /** The environment a test server gets for `db` (nothing in embedded mode). */
 export const dbEnv = (db: string | undefined): Record<string, string> => (db ? { DATABASE_URL: db } : {});
+
+/**
+ * A pool on a store of the test's own: a fresh database on the Postgres server when DATABASE_URL is
+ * set, else embedded PGlite in a temporary directory; both closed at the test's teardown.
+ */
+export async function ownStorePool(t: { teardown(fn: () => unknown): void }): Promise<pg.Pool> {
+  const url = await ownDatabase(t);
+  if (url) {
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    t.teardown(() => pool.end());
+    return pool;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'hw-store-'));
+  const store = await openPostgres({ dataDir: dir, log: createLogger('silent') });
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  return store.pool;
+}
