@@ -118,6 +118,7 @@ Rate and quota are set per org by the operator (\`PATCH /v1/orgs/{orgId}\`, \`da
   (\`PATCH /v1/journeys/{key}\`, 409 \`release_not_ready\` without a ready version). A journey runs for a profile only when \`consent[purpose]\` is true.
 - Outbound webhooks follow Standard Webhooks: payload \`{ v: 1, id, type: "journey.webhook", timestamp, data }\`, headers \`webhook-id\`,
   \`webhook-timestamp\`, \`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 over \`id.timestamp.body\`). Retries with exponential backoff (default 5
-  attempts); a webhook auto-disables after 5 consecutive failed deliveries, recording \`skipped_disabled\` until re-enabled.
+  attempts); a webhook auto-disables after 5 consecutive failed deliveries, recording \`skipped_disabled\` until re-enabled. Delivery is at least
+  once: a retry can repeat a request the receiver got (its answer came too late), with the same \`webhook-id\` and body, the receiver's key to deduplicate.
 `.trim();
 }

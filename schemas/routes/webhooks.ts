@@ -22,6 +22,7 @@ export const webhookRoutes = [
       'Deliveries follow Standard Webhooks: a POST of `{ v: 1, id, type, timestamp, data }` (`type` `journey.webhook` for journey sends, `webhook.test` for test sends) with the headers ' +
       '`webhook-id` (the delivery id, the same on every retry), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the base64-decoded secret after `whsec_`). ' +
       'A 2xx answer is success; anything else (3xx included: redirects are not followed), a network error or a timeout (15 s by default) is a failed attempt. ' +
+      'Delivery is at least once: an attempt can reach the receiver and still fail here (the answer came after the timeout, or the connection broke), and it is then sent again with the same `webhook-id` and body, so receivers deduplicate by `webhook-id`. ' +
       'Failed attempts are retried with exponential backoff and jitter (5 attempts by default; a 429 or 503 `Retry-After` is honoured). ' +
       'After 5 consecutive failed deliveries (configurable) the webhook disables itself (`disabledAt` set) and its deliveries are recorded `skipped_disabled` until `PATCH` with `enabled: true`. ' +
       'Names are unique per org (journeys reference a webhook by name).',
