@@ -1,5 +1,5 @@
-// Activation outcomes are stored in batches: while one save statement runs, the outcomes that finish
-// meanwhile queue and go together in the next (no timer, so a lone outcome waits for nothing). Each
+// Activation outcomes are stored in batches formed by lib/coalesce.ts: while one save statement runs,
+// the outcomes that finish meanwhile queue and go together in the next (no timer). Each
 // outcome is checked under its row lock as before (still this lease's, still running or waiting: a
 // cancel or a takeover after the lease expired discards it), its logs stored (duplicates of a repeated
 // activation ignored), and a new event wait answered at once by an event that reached the inbox while
@@ -11,6 +11,7 @@ import type pg from 'pg';
 import type { Activation } from '../runtime/mod.js';
 import type { WaitRecord } from './landed.js';
 import { newId } from '../../pipeline/ids.js';
+import { coalesce } from '../../lib/coalesce.js';
 
 /** What the runner stores of one activation; `delayMs` for a restart, `deferUntil` for a send quiet hours put off. */
 export type Outcome = Activation & { delayMs?: number; deferUntil?: number };
@@ -106,36 +107,24 @@ export interface Saver {
 }
 
 export function createSaver(pool: pg.Pool): Saver {
-  let queue: Array<{ row: SaveRow; resolve(): void; reject(e: unknown): void }> = [];
-  let running = false;
-
   // The ids again as an array: the planner sees how few rows the update touches and takes them by
   // primary key, where the recordset alone (estimated at 100 rows) made it scan the whole table.
   const write = (rows: SaveRow[]) => pool.query(SAVE_SQL, [JSON.stringify(rows), rows.map((r) => r.id)]);
-
-  const drain = async () => {
-    running = true;
-    while (queue.length) {
-      const part = queue.slice(0, MAX_BATCH);
-      queue = queue.slice(part.length);
-      try {
-        await write(part.map((x) => x.row));
-        for (const x of part) x.resolve();
-      } catch (err) {
-        if (part.length === 1) { part[0]!.reject(err); continue; }
-        // One outcome the store refuses (bad data) must not fail the others: each alone.
-        await Promise.all(part.map((x) => write([x.row]).then(() => x.resolve(), (e) => x.reject(e))));
-      }
+  /** Batches as lib/coalesce.ts forms them; each outcome's own failure, or null once written. */
+  const written = coalesce<SaveRow, { err: unknown } | null>(async (rows) => {
+    try {
+      await write(rows);
+      return rows.map(() => null);
+    } catch (err) {
+      if (rows.length === 1) return [{ err }];
+      // One outcome the store refuses (bad data) must not fail the others: each alone.
+      return Promise.all(rows.map((r) => write([r]).then(() => null, (e: unknown) => ({ err: e }))));
     }
-    running = false;
-  };
-
+  }, MAX_BATCH);
   return {
-    save(x) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ row: saveRow(x), resolve, reject });
-        if (!running) void drain();
-      });
+    async save(x) {
+      const failure = await written(saveRow(x));
+      if (failure) throw failure.err;
     },
   };
 }

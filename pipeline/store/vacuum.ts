@@ -17,7 +17,7 @@ export interface VacuumOptions {
 
 export interface Vacuum { close(): Promise<void> }
 
-interface TableStats { relname: string; live: number; dead: number; changed: number }
+interface TableStats { relname: string; live: number; dead: number }
 
 export function startVacuum(o: VacuumOptions): Vacuum {
   const intervalMs = o.intervalMs ?? 15_000;
@@ -28,7 +28,7 @@ export function startVacuum(o: VacuumOptions): Vacuum {
     // PGlite flushes its table statistics only when asked; the read after this sees them.
     await o.pool.query('SELECT pg_stat_force_next_flush()');
     const r = await o.pool.query<TableStats>(
-      `SELECT relname, n_live_tup::float8 AS live, n_dead_tup::float8 AS dead, n_mod_since_analyze::float8 AS changed
+      `SELECT relname, n_live_tup::float8 AS live, n_dead_tup::float8 AS dead
        FROM pg_stat_user_tables WHERE schemaname = 'public'
          AND (n_dead_tup > 50 + 0.2 * n_live_tup OR n_mod_since_analyze > 50 + 0.1 * n_live_tup)`);
     for (const t of r.rows) {
