@@ -3,6 +3,8 @@ import { findWrk } from './load.js';
 
 export interface Options {
   quick: boolean; soak: boolean; privateNats: boolean; segments: boolean; only?: Set<string>;
+  /** --scenarios a,b: run only these scenarios (names as in bench/run.ts), e.g. to profile one. */
+  scenarios?: Set<string>;
   connections: number; threads: number; durationS: number; warmupS: number; soakS: number; soakWarmupS: number;
   loadgen: 'wrk' | 'autocannon'; users: number;
   /** Batch scenarios: 'only' (--batch), 'also' (default), 'off' (--no-batch). */
@@ -15,11 +17,13 @@ export function parseArgs(argv: string[]): Options {
   const num = (f: string, d: number) => { const v = val(f); if (v === undefined) return d; const n = Number(v); if (!Number.isFinite(n) || n <= 0) throw new Error(`${f} needs a positive number`); return n; };
   const quick = has('--quick');
   const only = val('--only');
+  const scen = val('--scenarios');
   const lg = val('--loadgen');
   if (lg !== undefined && lg !== 'wrk' && lg !== 'autocannon') throw new Error('--loadgen is wrk or autocannon');
   return {
     quick, soak: has('--soak'), privateNats: has('--private-nats'), segments: has('--segments'),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
+    scenarios: scen ? new Set(scen.split(',').map((s) => s.trim())) : undefined,
     connections: num('--connections', 64),
     threads: num('--threads', 2),
     durationS: num('--duration', quick ? 10 : 30),

@@ -87,6 +87,7 @@ async function main() {
   if (process.argv.includes('--journeys')) { await import('./executions.js'); return; }
   const o = parseArgs(process.argv.slice(2));
   const want = (k: string) => !o.only || o.only.has(k);
+  const wantScenario = (s: string) => !o.scenarios || o.scenarios.has(s);
   const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };
   const tmp = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const results: ScenarioResult[] = [];
@@ -155,14 +156,14 @@ async function main() {
         try {
           const target = { url: srv.url, sourceId: 'src_bench' };
           if (runSingle) {
-            for (const kind of b.kinds) {
+            for (const kind of b.kinds.filter(wantScenario)) {
               const r = await measure(o, srv, { ...target, kind }, settings, tmp, { warmupS: o.warmupS, scenario: kind });
               results.push(r); process.stdout.write(line(r) + '\n');
             }
           }
           if (runBatch) {
             let replayOf: { runId: string; batches: number } | undefined;
-            for (const sc of BATCH_SCENARIOS) {
+            for (const sc of BATCH_SCENARIOS.filter(wantScenario)) {
               const batch = batchShape(sc, replayOf);
               if (!batch) { skipped.push({ what: `${b.name}/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
               const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats } });
@@ -245,7 +246,7 @@ async function main() {
         const plan: Scenario[] = [
           ...(single ? ['track', 'identify', ...(o.segments ? ['segments' as const] : []), ...(o.soak ? ['soak' as const] : [])] as const : []),
           ...(o.batch !== 'off' ? BATCH_SCENARIOS : []),
-        ];
+        ].filter(wantScenario);
         // The replay re-sends batch20-users1000's bodies to the same process (same org and store).
         let replayOf: { runId: string; batches: number; pid: number } | undefined;
         for (const scenario of plan) {

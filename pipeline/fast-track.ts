@@ -1,6 +1,7 @@
 // The fast path of track calls: when this thread already knows everything a lane of track calls
-// depends on (every identifier's owner, one profile per lane; the org's catalog and segment
-// definitions), the lane's calls are written in one statement, in one round trip with BEGIN and
+// depends on (every identifier's owner, one profile per lane, or none of them owned as far as it
+// knows: a new profile is proposed, migration 26; the org's catalog and segment definitions), the
+// lane's calls are written in one statement, in one round trip with BEGIN and
 // COMMIT when no segment watches their events (else the decisions follow in the same
 // transaction): headwater_track_fast (migrations 8, 9 and 11) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
@@ -12,9 +13,10 @@
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
+import { iso, messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
+import { newId } from './ids.js';
 import { deferrable, type Step, type TierOutput } from './step.js';
-import { pairs } from './identity.js';
+import { lockKey, pairs } from './identity.js';
 import { ownerKey, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
@@ -34,7 +36,10 @@ export interface FastContext {
   serial: boolean;
 }
 
-type FastAnswer = { stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]> };
+type FastAnswer = {
+  stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]>;
+  deferred?: number[]; owners?: Array<[string, string, string, string, string]>;
+};
 
 
 interface OrgCheck { id: string; cv: number; sv: number; iv: number }
@@ -52,6 +57,70 @@ function knownProfile(identities: IdentityCache, call: IngestCall): string | und
   return profile;
 }
 
+/**
+ * Whether the lane's calls all carry the same identifiers and this thread knows no owner of any of
+ * them: first-seen identifiers, to be written with a new profile (or, owned after all, deferred).
+ */
+function unknownAlike(identities: IdentityCache, calls: IngestCall[], lane: number[]): boolean {
+  const first = calls[lane[0]!]!;
+  const known = identities.peek(first.orgId)!;
+  const pr = pairs((first.body as TrackBody).identifiers);
+  const sig = pr.map(([k, v]) => `${k}\u0000${v}`).join('\u0001');
+  for (const [k, v] of pr) if (known.owners.has(ownerKey(first.appId, k, v))) return false;
+  for (const i of lane.slice(1)) {
+    if (pairs((calls[i]!.body as TrackBody).identifiers).map(([k, v]) => `${k}\u0000${v}`).join('\u0001') !== sig) return false;
+  }
+  return true;
+}
+
+/**
+ * The profiles proposed for lanes of first-seen identifiers, as the general path would create them:
+ * born at the lane's first call (its source, environment and time), its identifiers attached then.
+ */
+class Born {
+  readonly laneOf = new Map<number, number>();
+  private readonly profiles: Array<{ n: number; id: string; o: string; a: string; s: string; e: string; t: string }> = [];
+  private readonly ids: Array<{ n: number; o: string; a: string; k: string; v: string; p: string; t: string }> = [];
+  private readonly locks: string[] = [];
+
+  add(calls: IngestCall[], lane: number[], lock: boolean): string {
+    const n = this.profiles.length;
+    const call = calls[lane[0]!]!;
+    const id = newId('prf');
+    const t = iso(call.receivedAt);
+    this.profiles.push({ n, id, o: call.orgId, a: call.appId, s: call.sourceId, e: call.environment, t });
+    for (const [k, v] of pairs((call.body as TrackBody).identifiers)) {
+      this.ids.push({ n, o: call.orgId, a: call.appId, k, v, p: id, t });
+      if (lock) this.locks.push(lockKey(call.orgId, call.appId, k, v));
+    }
+    for (const i of lane) this.laneOf.set(i, n);
+    return id;
+  }
+
+  /** The statement's arguments for them (none when there are none). */
+  args() {
+    return this.profiles.length ? { born: this.profiles, bornIds: this.ids, locks: this.locks } : {};
+  }
+
+  deferred(i: number, lanes: Set<number>): boolean {
+    const n = this.laneOf.get(i);
+    return n !== undefined && lanes.has(n);
+  }
+
+  /** Identifier owners to teach the cache, per org: those found, and those attached by lanes written. */
+  learned(owners: Array<[string, string, string, string, string]>, deferred: Set<number>): Map<string, Array<[string, string]>> {
+    const byOrg = new Map<string, Array<[string, string]>>();
+    const add = (o: string, key: string, p: string) => {
+      let l = byOrg.get(o);
+      if (!l) byOrg.set(o, (l = []));
+      l.push([key, p]);
+    };
+    for (const [o, a, k, v, p] of owners) add(o, ownerKey(a, k, v), p);
+    for (const x of this.ids) if (!deferred.has(x.n)) add(x.o, ownerKey(x.a, x.k, x.v), x.p);
+    return byOrg;
+  }
+}
+
 /** Applies the lanes it can; the calls it gives no step are left to the next tier. */
 export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<TierOutput> {
   // The versions each org's decisions are taken at (only orgs whose catalog, segments and
@@ -67,19 +136,29 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   if (orgs.size === 0) return NONE();
   const uses = messageUses(calls);
   const profileOf = new Map<number, string>();
-  const eligible = (i: number): boolean => {
+  const plain = (i: number): boolean => {
     const call = calls[i]!;
     if (call.kind !== 'track' || call.promoted || !orgs.has(call.orgId)) return false;
-    const body = call.body as TrackBody;
     if (uses.get(messageKey(call)) !== 1) return false;
-    if (checkTrack(ctx.snapshots.peek(call.orgId)!, body, false).kind !== 'ok') return false;
-    const profile = knownProfile(ctx.identities, call);
+    return checkTrack(ctx.snapshots.peek(call.orgId)!, call.body as TrackBody, false).kind === 'ok';
+  };
+  const eligible = (i: number): boolean => {
+    if (!plain(i)) return false;
+    const profile = knownProfile(ctx.identities, calls[i]!);
     if (profile === undefined) return false;
     profileOf.set(i, profile);
     return true;
   };
   const fast: number[] = [];
-  for (const lane of lanesOf(calls)) if (lane.every(eligible)) fast.push(...lane);
+  const born = new Born();
+  for (const lane of lanesOf(calls)) {
+    if (lane.every(eligible)) fast.push(...lane);
+    else if (lane.every(plain) && unknownAlike(ctx.identities, calls, lane)) {
+      const id = born.add(calls, lane, !ctx.serial);
+      for (const i of lane) profileOf.set(i, id);
+      fast.push(...lane);
+    }
+  }
   if (fast.length === 0) return NONE();
 
   const events = new Map<number, EventRecord>();
@@ -87,32 +166,39 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     const call = calls[i]!;
     const event = trackEvent(call, profileOf.get(i)!);
     events.set(i, event);
-    return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId };
+    const n = born.laneOf.get(i);
+    return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId, ...(n !== undefined ? { n } : {}) };
   });
   const usedOrgs = [...new Set(fast.map((i) => calls[i]!.orgId))].map((id) => orgs.get(id)!);
   const sources = [...new Set(fast.map((i) => calls[i]!.sourceId))];
   const touchOf = (i: number): Touch => {
     const call = calls[i]!;
-    return { profileId: profileOf.get(i)!, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: false, events: [(call.body as TrackBody).event] };
+    return {
+      profileId: profileOf.get(i)!, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
+      all: born.laneOf.has(i), events: [(call.body as TrackBody).event],
+    };
   };
   // With no segment to decide, BEGIN, the statement and COMMIT travel together; otherwise the
   // decisions (segments/recompute.ts) follow in the same transaction, for the new events only.
   const decide = touchesSegments(ctx.segments, fast.map(touchOf));
   const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
-  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows })}) AS r`;
+  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args() })}) AS r`;
   let answer: FastAnswer;
   let system: EventRecord[] = [];
   /** The stored answers of replayed messageIds, by messageKey. */
   const prior = new Map<string, unknown>();
+  /** New-profile lanes the statement left to the general path. */
+  let deferred = new Set<number>();
   const c = await ctx.pool.connect();
   try {
     try {
       const res = await c.query(`BEGIN; ${write}${decide ? '' : '; COMMIT'}`) as unknown as pg.QueryResult[];
       answer = res[1]!.rows[0]!.r;
       for (const [o, a, m, result] of answer.replays ?? []) prior.set(storedKey(o, a, m), result);
+      deferred = new Set(answer.deferred ?? []);
       if (decide) {
         if (!answer.stale) {
-          const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!))).map(touchOf);
+          const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!)) && !born.deferred(i, deferred)).map(touchOf);
           // The statement checked the segment versions: the cached definitions are current.
           system = await recompute(c, ctx.segments, touches, { locked: true });
         }
@@ -136,8 +222,12 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     return NONE();
   }
 
+  // Committed: the owners the statement found and the identifiers it attached hold at the org's
+  // identity version it checked.
+  for (const [org, entries] of born.learned(answer.owners ?? [], deferred)) ctx.identities.learn(org, orgs.get(org)!.iv, entries);
   const steps = new Map<number, Step>();
   for (const i of fast) {
+    if (born.deferred(i, deferred)) continue;
     const key = messageKey(calls[i]!);
     if (prior.has(key)) { steps.set(i, replay(prior.get(key))); continue; }
     const event = events.get(i)!;

@@ -195,3 +195,103 @@ t.test('a track waits while another transaction holds its profile, as a merge do
     await c.end();
   }
 });
+
+// First-seen identifiers: the fast path writes the new profile with the calls (one statement);
+// what it must not do is create a profile for an identifier someone owns, or for a replay.
+const profileBy = async (f: AppFixture, kind: string, value: string) =>
+  ((await admin(f, 'GET', `/v1/profiles?kind=${kind}&value=${encodeURIComponent(value)}`)).body.data as any[]);
+const trackOf = (identifiers: Record<string, string>, event: string, extra: Record<string, unknown> = {}) =>
+  ({ type: 'track', identifiers, event, messageId: uid('m'), ...extra });
+
+t.test('a batch of first-seen users: one new profile per user, with its identifiers, decided by segments', async (t) => {
+  const f = await createAppFixture(s);
+  const seg = await admin(f, 'POST', '/v1/segments', { name: 'signed', definition: { predicates: [{ kind: 'event', name: 'Signed Up', op: 'performed', atLeast: 1 }] } });
+  t.equal(seg.status, 201);
+  await known(t, f, { userId: uid('warm') }); // the process learns the org (and the new segment)
+  const [u1, u2, u3, u4] = [uid('u1'), uid('u2'), uid('u3'), uid('u4')];
+  const anon = uid('anon');
+  const r = await batch(f, [
+    trackOf({ userId: u1 }, 'Signed Up'), trackOf({ userId: u2, anonymousId: anon }, 'Signed Up'),
+    trackOf({ userId: u1 }, 'Viewed'), trackOf({ userId: u3 }, 'Viewed'), trackOf({ userId: u4 }, 'Signed Up'),
+  ]);
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  const out = r.body.data as any[];
+  t.same(out.map((x) => x.status), [201, 201, 201, 201, 201]);
+  const ids = out.map((x) => x.data.profileId);
+  t.equal(ids[0], ids[2], 'one user, one profile');
+  t.equal(new Set(ids).size, 4, 'four users, four profiles');
+  for (const [i, user] of [[0, u1], [1, u2], [3, u3], [4, u4]] as const) {
+    const found = await profileBy(f, 'userId', user);
+    t.same(found.map((p) => p.id), [ids[i]], `${user} owns its profile`);
+    t.equal(found[0].createdAt, out[i].data.receivedAt, 'born with its first call');
+  }
+  const p2 = (await profileBy(f, 'anonymousId', anon))[0];
+  t.equal(p2?.id, ids[1], 'both identifiers of a call attached');
+  t.same((p2.identifiers as any[]).map((x) => x.kind).sort(), ['anonymousId', 'userId']);
+  const members = ((await admin(f, 'GET', `/v1/segments/${seg.body.data.id}/members`)).body.data as any[]).map((x) => x.profileId).sort();
+  t.same(members, [ids[0], ids[1], ids[4]].sort(), 'new profiles are decided as the call is answered');
+  // Later calls (this process now knows the owners) land on the same profiles.
+  const again = await batch(f, [trackOf({ userId: u3 }, 'Viewed'), trackOf({ anonymousId: anon }, 'Viewed')]);
+  t.same((again.body.data as any[]).map((x) => x.data.profileId), [ids[3], ids[1]]);
+});
+
+/** Runs one SQL text on the server's store (embedded: its socket), as another writer would. */
+async function storeSql(text: string): Promise<void> {
+  const c = new pg.Client(s.databaseUrl ? { connectionString: s.databaseUrl } : { host: `${s.dataDir}/run`, port: 5432, user: 'postgres', database: 'postgres' });
+  await c.connect();
+  try { await c.query(text); } finally { await c.end(); }
+}
+
+t.test('an identifier owned already but unknown to the process: its calls land on its owner', { skip: !s.dataDir && !s.databaseUrl && 'needs the store' }, async (t) => {
+  const f = await createAppFixture(s);
+  await known(t, f, { userId: uid('warm') });
+  const owned = uid('owned'), fresh = uid('fresh');
+  const profile = `prf_${uid('x').replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+  const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  // Written beside the service (one statement): the process has never seen this identifier.
+  await storeSql(`WITH p AS (INSERT INTO profiles (id, org_id, app_id, source_id, environment, traits, consent, created_at, updated_at)
+      VALUES (${lit(profile)}, ${lit(f.org.org.id)}, ${lit(f.app.id)}, ${lit(f.source.id)}, ${lit(f.source.environment ?? f.app.environment ?? 'production')}, '{}', '{}', now(), now()) RETURNING id)
+    INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at) SELECT ${lit(f.org.org.id)}, ${lit(f.app.id)}, 'userId', ${lit(owned)}, id, now() FROM p`);
+  const r = await batch(f, [trackOf({ userId: owned }, 'Viewed'), trackOf({ userId: fresh }, 'Viewed')]);
+  t.equal(r.status, 200, r.text.slice(0, 300));
+  const out = r.body.data as any[];
+  t.same(out.map((x) => x.status), [201, 201]);
+  t.equal(out[0].data.profileId, profile, 'the owner, not a new profile');
+  t.not(out[1].data.profileId, profile, 'a first-seen user still gets its own');
+  t.same((await profileBy(f, 'userId', owned)).map((p) => p.id), [profile]);
+  t.same((await profileBy(f, 'userId', fresh)).map((p) => p.id), [out[1].data.profileId]);
+  const again = await batch(f, [trackOf({ userId: owned }, 'Viewed')]);
+  t.equal((again.body.data as any[])[0].data.profileId, profile, 'and again, now known');
+});
+
+t.test('a first-seen user whose messageId was stored before answers the original and gets no profile', async (t) => {
+  const f = await createAppFixture(s);
+  await known(t, f, { userId: uid('warm') });
+  const m = uid('m');
+  const first = await track(f, { identifiers: { userId: uid('first') }, event: 'Bought', messageId: m });
+  t.equal(first.status, 201);
+  const other = uid('other'), third = uid('third');
+  const r = await batch(f, [trackOf({ userId: other }, 'Bought', { messageId: m }), trackOf({ userId: third }, 'Bought')]);
+  const out = r.body.data as any[];
+  t.equal(out[0].status, 200, 'a replay');
+  t.same(out[0].data, first.body.data, 'answers the original event');
+  t.same(await profileBy(f, 'userId', other), [], 'no profile for the replayed call');
+  t.equal(out[1].status, 201);
+  t.same((await profileBy(f, 'userId', third)).map((p) => p.id), [out[1].data.profileId]);
+});
+
+t.test('batches racing to create the same users: one profile per user, every event on it', async (t) => {
+  const f = await createAppFixture(s);
+  await Promise.all(Array.from({ length: 8 }, () => known(t, f, { userId: uid('warm') })));
+  const users = Array.from({ length: 6 }, () => uid('racer'));
+  const rounds = 8;
+  const answers = await Promise.all(Array.from({ length: rounds }, (_, k) =>
+    batch(f, users.map((u, i) => trackOf({ userId: u }, 'Raced', { properties: { k, i } })))));
+  t.same(answers.map((r) => r.status), Array(rounds).fill(200));
+  for (const [i, u] of users.entries()) {
+    const owners = await profileBy(f, 'userId', u);
+    t.equal(owners.length, 1, `${u}: one profile`);
+    const landed = new Set(answers.map((r) => (r.body.data as any[])[i].data.profileId));
+    t.same([...landed], [owners[0].id], `${u}: every event on it`);
+  }
+});
