@@ -35,6 +35,10 @@ t.test('a table with many dead rows is vacuumed; a quiet one is not', async (t) 
     (s) => Boolean(s?.last_vacuum && (!busyBefore.last_vacuum || s.last_vacuum > busyBefore.last_vacuum)), 30_000);
   t.ok(after.last_vacuum > busyBefore.last_vacuum, 'the churned table was vacuumed again');
   t.ok(after.dead < 100, `dead rows of the churned table cleared (${after.dead} left)`);
+  const analyzed = await poll(() => stats(busy), (s) => Boolean(s?.last_analyze && s.last_analyze > busyBefore.last_analyze), 30_000);
+  t.ok(analyzed.last_analyze > busyBefore.last_analyze, 'and analyzed');
+  // The smaller sample is set for the analyze alone: the session the service shares keeps its default.
+  t.equal((await pool.query('SHOW default_statistics_target')).rows[0].default_statistics_target, '100');
   const q = await stats(quiet);
   t.same(q.last_vacuum, quietBefore.last_vacuum, 'the quiet table (10 of 2,000 rows changed) was not vacuumed');
   await vacuum.close();
