@@ -2,7 +2,7 @@
 // operator scales from. Checked through real calls: the counters move with what was sent.
 import t from 'tap';
 import { createServer } from 'node:net';
-import { call, createAppFixture, startServer, startWorker, trackCall, uid } from './helpers/server.js';
+import { call, createAppFixture, poll, startServer, startWorker, trackCall, uid } from './helpers/server.js';
 
 const freePort = () => new Promise<number>((resolve) => {
   const srv = createServer();
@@ -35,6 +35,14 @@ t.test('GET /metrics needs the operator token', async (t) => {
   const r = await call(s.url, 'GET', '/metrics', { token: s.operatorToken });
   t.equal(r.status, 200);
   t.match(r.headers.get('content-type'), /^text\/plain/);
+});
+
+t.test('the process metrics include the event-loop delay, sampled', async (t) => {
+  // Sampled every 100 ms (not every 10 ms: that timer woke an idle server 100 times a second).
+  const text = await poll(scrape, (x) => /^headwater_nodejs_eventloop_lag_p99_seconds [0-9.e-]+$/m.test(x) && !/^headwater_nodejs_eventloop_lag_p99_seconds 0$/m.test(x), 5000);
+  const p99 = Number(/^headwater_nodejs_eventloop_lag_p99_seconds ([0-9.e-]+)$/m.exec(text)?.[1]);
+  t.ok(p99 > 0, `event-loop delay p99 is reported (${p99} s)`);
+  t.match(text, /^headwater_process_cpu_seconds_total /m);
 });
 
 t.test('the counters follow the calls', async (t) => {

@@ -24,7 +24,7 @@ export async function openClickhouse(opts: { url?: string; dataDir: string }): P
   // it. An idle engine thread keeps three /proc/self/task/<tid>/* descriptors open (per-thread
   // metrics), and by default the engine keeps up to 1,000 idle threads: under load that grew by
   // hundreds of descriptors. With no idle threads kept, finished threads release theirs.
-  const engine = new Session(path, { connectionArgs: ['--max_thread_pool_free_size=0'] });
+  const engine = new Session(path, { connectionArgs: ['--max_thread_pool_free_size=0', '--memory_worker_period_ms=1000'] });
   const client = createClient({ connection: createChdbConnection({ path }) } as any);
   return { client, embedded: true, async close() { await client.close(); engine.close(); unlock(); } };
 }
