@@ -35,7 +35,7 @@ await deployJourneys(s, fx, [
 
 t.test('a trigger starts one execution that runs profile.get, traits.set and events.track', async (t) => {
   const user = uid('u');
-  const p = await consenting(s, fx, { userId: user });
+  const p = await consenting(s, fx, { userId: user, identifiers: { anonymousId: uid('anon') } });
   const tr = await fire(s, fx, user, 'three_go');
   t.equal(tr.status, 201, tr.text);
   const [x] = await untilExecutions(s, admin, { journey: 'three', profileId: p.id }, (l) => l.length === 1 && ended(l[0]));
@@ -50,6 +50,10 @@ t.test('a trigger starts one execution that runs profile.get, traits.set and eve
   t.same(d.journal.map((e: any) => [e.at, e.call.name]), [[0, 'profile.get'], [1, 'traits.set'], [2, 'events.track']]);
   t.same(d.journal[0].call.args, {});
   t.equal(d.journal[0].result.value.id, p.id, 'profile.get answers the Profile');
+  // The same identifiers, in the same order and time format, as the Profile resource of the API.
+  const before = (await call(s.url, 'GET', `/v1/profiles/${p.id}`, { token: admin })).body.data;
+  t.same(d.journal[0].result.value.identifiers, before.identifiers, 'with its identifiers as GET /v1/profiles/{id} shows them');
+  t.equal(d.journal[0].result.value.identifiers.length, 2);
   const { recordedAt, ...second } = d.journal[1];
   t.same(second, { call: { name: 'traits.set', args: { key: 'stage', value: 'welcomed' } }, result: { ok: true, value: null }, at: 1 });
   t.ok(Number.isFinite(Date.parse(recordedAt)), 'each entry says when it was recorded');

@@ -17,7 +17,7 @@ import { enqueueWebhookDelivery } from '../webhooks/mod.js';
 import { marketingAllowed } from './messaging.js';
 import type { PropsCheck, PropsInput } from './props.js';
 import { countJourney } from './starts.js';
-import type { ProfileReads } from './reads.js';
+import type { ProfileRead, ProfileReads } from './reads.js';
 
 /** A rendered e-mail handed to the transport (or the local outbox); idempotent on `key`. */
 export interface EmailMessage {
@@ -58,8 +58,8 @@ const PREFERRED = ['userId', 'anonymousId', 'idpId', 'email'] as const;
 export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall, 'signal'>) => Promise<JournalResult> {
   const messageId = (position: number) => (ex.runSeq === 0 ? `${ex.id}:${position}` : `${ex.id}:${ex.runSeq}:${position}`);
 
-  /** The execution's profile, or the survivor it was merged into. */
-  const profile = (): Promise<ProfileRow | undefined> => d.reads.profile(ex.orgId, ex.profileId);
+  /** The execution's profile, or the survivor it was merged into, with its identifiers. */
+  const profile = (): Promise<ProfileRead | undefined> => d.reads.profile(ex.orgId, ex.profileId);
 
   // The identifier writes go through, read once per activation (trait writes do not change it).
   let through: { profileId: string; ids: Record<string, string> | undefined } | undefined;
@@ -68,8 +68,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
     through = { profileId, ids: x ? { [x.kind]: x.value } : undefined };
     return through.ids;
   };
-  const identifiers = async (p: ProfileRow) =>
-    through?.profileId === p.id ? through.ids : remember(p.id, await d.reads.identifiers(p.id));
+  const identifiers = (p: ProfileRead) => (through?.profileId === p.row.id ? through.ids : remember(p.row.id, p.ids));
   /** The profile writes go through: its identifier, without re-reading the row once known. */
   const writeIdentifiers = async (): Promise<Record<string, string> | undefined | null> => {
     if (through) return through.ids;
@@ -102,9 +101,8 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
       case 'profile.get': {
         const p = await profile();
         if (!p) return fail('not_found', 'the profile of this execution no longer exists');
-        const ids = await d.reads.identifiers(p.id);
-        if (through?.profileId !== p.id) remember(p.id, ids);
-        return ok(profileResource(p, ids));
+        if (through?.profileId !== p.row.id) remember(p.row.id, p.ids);
+        return ok(profileResource(p.row, p.ids));
       }
       case 'profiles.get': {
         const r = await d.pool.query<ProfileRow>(
@@ -143,7 +141,7 @@ export function createHost(d: HostDeps, ex: HostExecution): (call: Omit<HostCall
   };
 }
 
-async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 'signal'>, profile: () => Promise<ProfileRow | undefined>): Promise<JournalResult> {
+async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 'signal'>, profile: () => Promise<ProfileRead | undefined>): Promise<JournalResult> {
   const { template, props } = call.args as { template: string; props: Record<string, unknown> };
   const version = await latestReadyVersion(d.pool, ex.orgId, template, 'template');
   if (!version) return fail('not_found', `no ready template ${JSON.stringify(template)}`);
@@ -160,8 +158,8 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   }
   const p = await profile();
   if (!p) return fail('not_found', 'the profile of this execution no longer exists');
-  const to = typeof p.traits?.email === 'string' && p.traits.email ? p.traits.email as string
-    : (await d.reads.identifiers(p.id)).find((i) => i.kind === 'email')?.value;
+  const to = typeof p.row.traits?.email === 'string' && p.row.traits.email ? p.row.traits.email as string
+    : p.ids.find((i) => i.kind === 'email')?.value;
   if (!to) return fail('no_email_address', 'the profile has no email trait or identifier');
   // One addr-spec and nothing else: an identifier is any string, and a transport reads
   // "a@x, b@y" or "Name <b@y>" as recipients of its own.
@@ -172,7 +170,7 @@ async function sendEmail(d: HostDeps, ex: HostExecution, call: Omit<HostCall, 's
   if (!out.ok) return fail(out.code, `template ${template}: ${out.message}`);
   // Marketing e-mail follows the org's messaging rules (quiet hours defer, the cap refuses).
   if ((version.manifest as { sendClass?: string }).sendClass === 'marketing') {
-    const allowed = await marketingAllowed(d.pool, d.warn ?? (() => {}), { orgId: ex.orgId, journeyKey: ex.journeyKey, profileId: p.id, traits: p.traits ?? {}, key: call.idempotencyKey },
+    const allowed = await marketingAllowed(d.pool, d.warn ?? (() => {}), { orgId: ex.orgId, journeyKey: ex.journeyKey, profileId: p.row.id, traits: p.row.traits ?? {}, key: call.idempotencyKey },
       () => countJourney(d.pool, ex.orgId, ex.journeyKey, 'capped', 1));
     if (!allowed) return fail('frequency_capped', 'the profile reached the frequency cap for marketing e-mail (settings.messaging.frequencyCap); nothing was sent');
   }
