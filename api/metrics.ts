@@ -4,13 +4,13 @@
 // insert latencies, Postgres pool waits, runner and outbox backlogs, purposeful drops.
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** How often the event-loop delay histogram is sampled. */
-const EVENT_LOOP_SAMPLE_MS = 100;
 import type { CallResult, IngestCall } from '../pipeline/types.js';
 import type { EngineObserver, PoolStats } from '../pipeline/engine.js';
 import type { StreamLag } from '../pipeline/stream/mod.js';
 import type { DropReason } from '../pipeline/drops.js';
+
+/** How often the event-loop delay histogram is sampled. */
+const EVENT_LOOP_SAMPLE_MS = 100;
 
 export interface MetricSources {
   pool: pg.Pool;

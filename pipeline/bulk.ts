@@ -26,7 +26,7 @@ import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEM
 import { jsonLiteral } from './store/postgres.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
-import { ownerKey, type IdentityCache } from './identity-cache.js';
+import { ownersByOrg, type IdentityCache } from './identity-cache.js';
 
 /** What governance decided for a plain call: a rejection, or (identify) the traits and consent to apply. */
 export type Plan =
@@ -311,14 +311,7 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJ
   // path's `traits || patch` does. New ones are born with the traits and consent of their identifies.
   const changed = [...new Set(landed.map(([, p]) => p))].filter((p) => p.touched && !p.created);
   if (t.learn && identityVersions) {
-    const byOrg = new Map<string, Array<[string, string]>>();
-    const add = (o: string, owner: [string, string]) => {
-      let l = byOrg.get(o);
-      if (!l) byOrg.set(o, (l = []));
-      l.push(owner);
-    };
-    for (const [o, a, k, v, p] of b.owners) add(o, [ownerKey(a, k, v), p]);
-    for (const x of newIdents) add(x.o, [ownerKey(x.a, x.k, x.v), x.p]);
+    const byOrg = ownersByOrg(b.owners, newIdents);
     for (const [org, ver] of identityVersions) t.learn.push({ org, version: Number(ver), entries: byOrg.get(org) ?? [] });
   }
   const decide = touchesSegments(segments, touches);

@@ -17,7 +17,7 @@ import { iso, messageKey, messageUses, replay, storedKey, trackEvent } from './c
 import { newId } from './ids.js';
 import { deferrable, type Step, type TierOutput } from './step.js';
 import { lockKey, pairs } from './identity.js';
-import { ownerKey, type IdentityCache } from './identity-cache.js';
+import { ownerKey, ownersByOrg, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
 import { checkTrack, type SnapshotCache } from './governance/mod.js';
@@ -65,13 +65,13 @@ function unknownAlike(identities: IdentityCache, calls: IngestCall[], lane: numb
   const first = calls[lane[0]!]!;
   const known = identities.peek(first.orgId)!;
   const pr = pairs((first.body as TrackBody).identifiers);
-  const sig = pr.map(([k, v]) => `${k}\u0000${v}`).join('\u0001');
-  for (const [k, v] of pr) if (known.owners.has(ownerKey(first.appId, k, v))) return false;
-  for (const i of lane.slice(1)) {
-    if (pairs((calls[i]!.body as TrackBody).identifiers).map(([k, v]) => `${k}\u0000${v}`).join('\u0001') !== sig) return false;
-  }
-  return true;
+  if (pr.some(([k, v]) => known.owners.has(ownerKey(first.appId, k, v)))) return false;
+  const sig = signature(pr);
+  return lane.slice(1).every((i) => signature(pairs((calls[i]!.body as TrackBody).identifiers)) === sig);
 }
+
+/** A call's identifiers as one comparable string. */
+const signature = (pr: Array<[string, string]>) => pr.map(([k, v]) => `${k}\u0000${v}`).join('\u0001');
 
 /**
  * The profiles proposed for lanes of first-seen identifiers, as the general path would create them:
@@ -109,15 +109,7 @@ class Born {
 
   /** Identifier owners to teach the cache, per org: those found, and those attached by lanes written. */
   learned(owners: Array<[string, string, string, string, string]>, deferred: Set<number>): Map<string, Array<[string, string]>> {
-    const byOrg = new Map<string, Array<[string, string]>>();
-    const add = (o: string, key: string, p: string) => {
-      let l = byOrg.get(o);
-      if (!l) byOrg.set(o, (l = []));
-      l.push([key, p]);
-    };
-    for (const [o, a, k, v, p] of owners) add(o, ownerKey(a, k, v), p);
-    for (const x of this.ids) if (!deferred.has(x.n)) add(x.o, ownerKey(x.a, x.k, x.v), x.p);
-    return byOrg;
+    return ownersByOrg(owners, this.ids.filter((x) => !deferred.has(x.n)));
   }
 }
 
@@ -136,12 +128,13 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   if (orgs.size === 0) return NONE();
   const uses = messageUses(calls);
   const profileOf = new Map<number, string>();
-  const plain = (i: number): boolean => {
-    const call = calls[i]!;
+  // Once per call: a lane of unknown identifiers asks again after `eligible` gave up on it.
+  const plainOf: Array<boolean | undefined> = new Array(calls.length);
+  const plain = (i: number): boolean => (plainOf[i] ??= ((call) => {
     if (call.kind !== 'track' || call.promoted || !orgs.has(call.orgId)) return false;
     if (uses.get(messageKey(call)) !== 1) return false;
     return checkTrack(ctx.snapshots.peek(call.orgId)!, call.body as TrackBody, false).kind === 'ok';
-  };
+  })(calls[i]!));
   const eligible = (i: number): boolean => {
     if (!plain(i)) return false;
     const profile = knownProfile(ctx.identities, calls[i]!);

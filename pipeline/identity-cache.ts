@@ -42,3 +42,22 @@ export class IdentityCache {
 
 /** The key of an identifier within its org. */
 export const ownerKey = (appId: string, kind: string, value: string) => `${appId}\u0000${kind}\u0000${value}`;
+
+/**
+ * Identifier owners as the cache learns them, per org: those a statement found ([org, app, kind,
+ * value, profile]) and those it attached.
+ */
+export function ownersByOrg(
+  found: Iterable<readonly [string, string, string, string, string]>,
+  attached: Iterable<{ o: string; a: string; k: string; v: string; p: string }>,
+): Map<string, Array<[string, string]>> {
+  const byOrg = new Map<string, Array<[string, string]>>();
+  const add = (o: string, owner: [string, string]) => {
+    let l = byOrg.get(o);
+    if (!l) byOrg.set(o, (l = []));
+    l.push(owner);
+  };
+  for (const [o, a, k, v, p] of found) add(o, [ownerKey(a, k, v), p]);
+  for (const x of attached) add(x.o, [ownerKey(x.a, x.k, x.v), x.p]);
+  return byOrg;
+}
