@@ -20,7 +20,7 @@
 // transitions, then `COMMIT`).
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { iso, messageIdOf, messageKey, replay, storedKey, trackEvent } from './calls.js';
+import { iso, mergeInto, messageIdOf, messageKey, replay, storedKey, trackEvent } from './calls.js';
 import { deferAll, deferrable, reject, type Step, type TierOutput } from './step.js';
 import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { jsonLiteral } from './store/postgres.js';
@@ -61,12 +61,6 @@ interface Prof {
   consent?: Record<string, boolean>;
   touched?: boolean;
   created?: boolean;
-}
-
-/** Copies own properties one by one: a trait named `__proto__` stays a plain member. */
-function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string, unknown>>) {
-  for (const k of Object.keys(src)) Object.defineProperty(target, k, { value: src[k], enumerable: true, writable: true, configurable: true });
-  return target;
 }
 
 /**

@@ -57,3 +57,9 @@ export function splitConsent(traits: Record<string, unknown> | undefined) {
   }
   return { traits, consent: undefined };
 }
+
+/** Copies own properties one by one: a trait named `__proto__` stays a plain member. */
+export function mergeInto(target: Record<string, unknown>, src: Readonly<Record<string, unknown>>) {
+  for (const k of Object.keys(src)) Object.defineProperty(target, k, { value: src[k], enumerable: true, writable: true, configurable: true });
+  return target;
+}

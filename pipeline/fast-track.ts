@@ -1,28 +1,29 @@
-// The fast path of track calls: when this thread already knows everything a lane of track calls
-// depends on (every identifier's owner, one profile per lane, or none of them owned as far as it
-// knows: a new profile is proposed, migration 26; the org's catalog and segment definitions), the
-// lane's calls are written in one statement, in one round trip with BEGIN and
-// COMMIT when no segment watches their events (else the decisions follow in the same
-// transaction): headwater_track_fast (migrations 8, 9 and 11) checks that the catalog, segment and
+// The fast path of track and identify calls: when this thread already knows everything a lane
+// depends on (every identifier's owner, one profile per lane, or, for a lane of track calls, none
+// of them owned as far as it knows: a new profile is proposed, migration 26; the org's catalog and
+// segment definitions), the lane's calls are written in one statement, in one round trip with BEGIN
+// and COMMIT when no segment watches them (else the decisions follow in the same transaction):
+// headwater_track_fast (migrations 8, 9, 11, 26 and 27) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
-// messageIds with their answers and the new events' segment history. A messageId stored before
-// answers its original (a replay), as on the other paths. When a check fails nothing is written,
-// and the calls go to the general path (process.ts), which reads everything afresh and teaches the
-// identity cache again (bulk.ts).
+// messageIds with their answers, the new events' segment history and the identifies' trait and
+// consent patches. A track's messageId stored before answers its original (a replay), as on the
+// other paths; an identify's sends the batch to the general path, which answers the profile as it
+// is. When a check fails nothing is written, and the calls go to the general path (process.ts),
+// which reads everything afresh and teaches the identity cache again (bulk.ts).
 // Beside other transactions (a Postgres server) the statement first locks the lanes' profiles and
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { iso, messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
+import { iso, mergeInto, messageIdOf, messageKey, messageUses, replay, splitConsent, storedKey, trackEvent } from './calls.js';
 import { newId } from './ids.js';
 import { deferrable, type Step, type TierOutput } from './step.js';
-import { lockKey, pairs } from './identity.js';
+import { lockKey, pairs, profileResource, type IdentifierRow, type ProfileRow } from './identity.js';
 import { ownerKey, ownersByOrg, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
-import { checkTrack, type SnapshotCache } from './governance/mod.js';
+import { checkIdentify, checkTrack, type SnapshotCache } from './governance/mod.js';
 import { recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
-import type { EventRecord, IngestCall, TrackBody } from './types.js';
+import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
 /** Nothing taken: every call goes to the next tier. */
 const NONE = (): TierOutput => ({ steps: new Map(), system: [] });
@@ -39,7 +40,12 @@ export interface FastContext {
 type FastAnswer = {
   stale?: boolean; iv?: Array<[string, number | string]>; replays?: Array<[string, string, string, unknown]>;
   deferred?: number[]; owners?: Array<[string, string, string, string, string]>;
+  /** The profiles identifies landed on, before their patches, and their identifiers (migration 27). */
+  profiles?: ProfileRow[]; held?: Array<[string, string, string, string]>;
 };
+
+/** What governance lets an identify apply: its traits and its consent (none held). */
+interface IdentifyPlan { apply: Readonly<Record<string, unknown>>; consent?: Record<string, boolean> }
 
 
 interface OrgCheck { id: string; cv: number; sv: number; iv: number }
@@ -49,7 +55,7 @@ function knownProfile(identities: IdentityCache, call: IngestCall): string | und
   const known = identities.peek(call.orgId);
   if (known === undefined) return undefined;
   let profile: string | undefined;
-  for (const [k, v] of pairs((call.body as TrackBody).identifiers)) {
+  for (const [k, v] of pairs(call.body.identifiers)) {
     const p = known.owners.get(ownerKey(call.appId, k, v));
     if (p === undefined || (profile !== undefined && p !== profile)) return undefined;
     profile = p;
@@ -119,7 +125,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   // identities are all cached qualify).
   const orgs = new Map<string, OrgCheck>();
   for (const call of calls) {
-    if (orgs.has(call.orgId) || call.kind !== 'track') continue;
+    if (orgs.has(call.orgId)) continue;
     const snap = ctx.snapshots.peek(call.orgId);
     const segs = ctx.segments.peek(call.orgId);
     const ids = ctx.identities.peek(call.orgId);
@@ -130,11 +136,22 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const profileOf = new Map<number, string>();
   // Once per call: a lane of unknown identifiers asks again after `eligible` gave up on it.
   const plainOf: Array<boolean | undefined> = new Array(calls.length);
+  const plans = new Map<number, IdentifyPlan>();
   const plain = (i: number): boolean => (plainOf[i] ??= ((call) => {
-    if (call.kind !== 'track' || call.promoted || !orgs.has(call.orgId)) return false;
-    if (uses.get(messageKey(call)) !== 1) return false;
-    return checkTrack(ctx.snapshots.peek(call.orgId)!, call.body as TrackBody, false).kind === 'ok';
+    if (call.promoted || !orgs.has(call.orgId)) return false;
+    const snap = ctx.snapshots.peek(call.orgId)!;
+    if (call.kind === 'track') return uses.get(messageKey(call)) === 1 && checkTrack(snap, call.body as TrackBody, false).kind === 'ok';
+    // An identify: nothing to unset, nothing held or refused, its messageId (if any) used once here.
+    const body = call.body as IdentifyBody;
+    if (body.unset !== undefined) return false;
+    if (messageIdOf(call) !== undefined && uses.get(messageKey(call)) !== 1) return false;
+    const { traits, consent } = splitConsent(body.traits);
+    const v = checkIdentify(snap, traits, false);
+    if (v.kind !== 'ok' || Object.keys(v.held).length > 0) return false;
+    plans.set(i, consent ? { apply: v.apply, consent } : { apply: v.apply });
+    return true;
   })(calls[i]!));
+  const isTrack = (i: number) => calls[i]!.kind === 'track';
   const eligible = (i: number): boolean => {
     if (!plain(i)) return false;
     const profile = knownProfile(ctx.identities, calls[i]!);
@@ -146,7 +163,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const born = new Born();
   for (const lane of lanesOf(calls)) {
     if (lane.every(eligible)) fast.push(...lane);
-    else if (lane.every(plain) && unknownAlike(ctx.identities, calls, lane)) {
+    else if (lane.every(isTrack) && lane.every(plain) && unknownAlike(ctx.identities, calls, lane)) {
       const id = born.add(calls, lane, !ctx.serial);
       for (const i of lane) profileOf.set(i, id);
       fast.push(...lane);
@@ -155,7 +172,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   if (fast.length === 0) return NONE();
 
   const events = new Map<number, EventRecord>();
-  const rows = fast.map((i) => {
+  const rows = fast.filter(isTrack).map((i) => {
     const call = calls[i]!;
     const event = trackEvent(call, profileOf.get(i)!);
     events.set(i, event);
@@ -168,14 +185,16 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     const call = calls[i]!;
     return {
       profileId: profileOf.get(i)!, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
-      all: born.laneOf.has(i), events: [(call.body as TrackBody).event],
+      all: born.laneOf.has(i),
+      ...(isTrack(i) ? { events: [(call.body as TrackBody).event] } : { traitsChanged: Object.keys(plans.get(i)!.apply).length > 0 }),
     };
   };
+  const identifies = identifyArgs(calls, fast.filter((i) => !isTrack(i)), plans, profileOf);
   // With no segment to decide, BEGIN, the statement and COMMIT travel together; otherwise the
   // decisions (segments/recompute.ts) follow in the same transaction, for the new events only.
   const decide = touchesSegments(ctx.segments, fast.map(touchOf));
   const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
-  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args() })}) AS r`;
+  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args(), ...identifies.args })}) AS r`;
   let answer: FastAnswer;
   let system: EventRecord[] = [];
   /** The stored answers of replayed messageIds, by messageKey. */
@@ -219,12 +238,61 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   // identity version it checked.
   for (const [org, entries] of born.learned(answer.owners ?? [], deferred)) ctx.identities.learn(org, orgs.get(org)!.iv, entries);
   const steps = new Map<number, Step>();
+  identifies.answer(answer, steps);
   for (const i of fast) {
-    if (born.deferred(i, deferred)) continue;
+    if (!isTrack(i) || born.deferred(i, deferred)) continue;
     const key = messageKey(calls[i]!);
     if (prior.has(key)) { steps.set(i, replay(prior.get(key))); continue; }
     const event = events.get(i)!;
     steps.set(i, { kind: 'ok', result: { status: 201, data: event }, event, observe: true });
   }
   return { steps, system };
+}
+
+/**
+ * The statement's arguments for the fast identifies (migration 27): the profiles they land on, each
+ * one's patches merged in call order, their messageIds; and, from the profiles as the statement
+ * read them, each identify's answer: its profile as that call left it (later calls excluded), as on
+ * the other paths.
+ */
+function identifyArgs(calls: IngestCall[], list: number[], plans: Map<number, IdentifyPlan>, profileOf: Map<number, string>) {
+  if (list.length === 0) return { args: {}, answer: () => {} };
+  const changed = new Map<string, { id: string; tr: Record<string, unknown>; co: Record<string, boolean>; u: string }>();
+  const idents: Array<{ o: string; a: string; m: string; p: string }> = [];
+  for (const i of list) {
+    const call = calls[i]!;
+    const { apply, consent } = plans.get(i)!;
+    const p = profileOf.get(i)!;
+    const m = messageIdOf(call);
+    if (m !== undefined) idents.push({ o: call.orgId, a: call.appId, m, p });
+    if (Object.keys(apply).length === 0 && consent === undefined) continue;
+    let c = changed.get(p);
+    if (!c) changed.set(p, (c = { id: p, tr: {}, co: {}, u: '' }));
+    mergeInto(c.tr, apply);
+    if (consent) mergeInto(c.co, consent);
+    c.u = iso(call.receivedAt);
+  }
+  const read = [...new Set(list.map((i) => profileOf.get(i)!))];
+  return {
+    args: { read, changed: [...changed.values()], idents },
+    answer(out: FastAnswer, steps: Map<number, Step>) {
+      const rows = new Map((out.profiles ?? []).map((r) => [r.id, { ...r }]));
+      const held = new Map<string, IdentifierRow[]>();
+      for (const [p, kind, value, created_at] of out.held ?? []) {
+        let l = held.get(p);
+        if (!l) held.set(p, (l = []));
+        l.push({ kind, value, created_at });
+      }
+      for (const i of list) {
+        const row = rows.get(profileOf.get(i)!)!;
+        const { apply, consent } = plans.get(i)!;
+        if (Object.keys(apply).length || consent !== undefined) {
+          row.traits = mergeInto({ ...row.traits }, apply);
+          if (consent) row.consent = mergeInto({ ...row.consent }, consent) as Record<string, boolean>;
+          row.updated_at = iso(calls[i]!.receivedAt);
+        }
+        steps.set(i, { kind: 'ok', result: { status: 200, data: profileResource(row, held.get(row.id) ?? []) }, observe: true });
+      }
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // Which profile owns an identifier, as read or written by this process, per org at the org's
 // identity version (identity_versions, migration 8: moved by every statement that moves or deletes
-// identifiers). Only the track fast path uses it (fast-track.ts), and it never trusts an entry
+// identifiers). Only the fast path uses it (fast-track.ts), and it never trusts an entry
 // blindly: the writing statement checks that the org's version is still the one the entries were
 // learned at, and answers "stale" otherwise. One per process (embedded) or per worker thread.
 const MAX_ENTRIES_PER_ORG = 100_000;

@@ -2,7 +2,8 @@
 // dedup, governance, identity resolution, trait writes, quarantine, segment decisions) and returns
 // each call's answer and the events to land in ClickHouse. The calls pass through tiers, each
 // answering what it can with a Step (step.ts) and deferring the rest to the next:
-//   1. fast-track.ts: track calls whose identifiers this thread knows: one statement for them all;
+//   1. fast-track.ts: track and identify calls whose identifiers this thread knows (and track calls
+//      of identifiers it has never seen): one statement for them all;
 //   2. bulk.ts: plain lanes (nothing held or promoted, messageIds used once): one transaction per
 //      chunk, one statement per step;
 //   3. per-call.ts: everything else, one transaction per call, lanes in arrival order.
