@@ -40,7 +40,10 @@ export const pg027: Migration = {
        expected int;
        got int;
        nborn int;
-       reading boolean := jsonb_array_length(COALESCE(p->'read', '[]')) > 0;
+       -- An array, not a subquery: id IN (SELECT ...) planned as a hashed filter over a scan of
+       -- the whole table (7 ms per statement at 5,000 profiles on PGlite); = ANY(array) probes the index.
+       reads text[] := ARRAY(SELECT jsonb_array_elements_text(COALESCE(p->'read', '[]')));
+       reading boolean := cardinality(reads) > 0;
        profs jsonb := '[]';
        held jsonb := '[]';
      BEGIN
@@ -49,11 +52,11 @@ export const pg027: Migration = {
            FROM (SELECT DISTINCT e::bigint AS k FROM jsonb_array_elements_text(COALESCE(p->'locks', '[]')) AS e) s ORDER BY k;
          SELECT count(*) INTO wanted FROM (
            SELECT x.p FROM jsonb_to_recordset(p->'rows') AS x(p text, n int) WHERE x.n IS NULL
-           UNION SELECT e FROM jsonb_array_elements_text(COALESCE(p->'read', '[]')) AS e) s;
+           UNION SELECT unnest(reads)) s;
          SELECT count(*), COALESCE(bool_and(pr.merged_into IS NULL), true) INTO locked, current
            FROM (SELECT id, merged_into FROM profiles
-                 WHERE id IN (SELECT x.p FROM jsonb_to_recordset(p->'rows') AS x(p text, n int) WHERE x.n IS NULL
-                              UNION SELECT e FROM jsonb_array_elements_text(COALESCE(p->'read', '[]')) AS e)
+                 WHERE id = ANY(ARRAY(SELECT x.p FROM jsonb_to_recordset(p->'rows') AS x(p text, n int) WHERE x.n IS NULL
+                                      UNION SELECT unnest(reads)))
                  ORDER BY id FOR UPDATE) pr;
          current := current AND locked = wanted;
          PERFORM pg_advisory_xact_lock_shared(k)
@@ -84,13 +87,13 @@ export const pg027: Migration = {
            RETURN jsonb_build_object('stale', true, 'iv', '[]'::jsonb);
          END IF;
          SELECT count(*), COALESCE(jsonb_agg(${PROFILE_JSON}), '[]') INTO got, profs
-           FROM profiles x WHERE x.id IN (SELECT jsonb_array_elements_text(p->'read')) AND x.merged_into IS NULL;
-         IF got <> jsonb_array_length(p->'read') THEN
+           FROM profiles x WHERE x.id = ANY(reads) AND x.merged_into IS NULL;
+         IF got <> cardinality(reads) THEN
            RETURN jsonb_build_object('stale', true, 'iv', '[]'::jsonb);
          END IF;
          SELECT COALESCE(jsonb_agg(jsonb_build_array(i.profile_id, i.kind, i.value, headwater_iso(i.created_at))
                 ORDER BY i.created_at, i.kind, i.value), '[]')
-           INTO held FROM identifiers i WHERE i.profile_id IN (SELECT jsonb_array_elements_text(p->'read'));
+           INTO held FROM identifiers i WHERE i.profile_id = ANY(reads);
          UPDATE profiles pr SET traits = pr.traits || x.tr, consent = pr.consent || x.co, updated_at = x.u
            FROM jsonb_to_recordset(COALESCE(p->'changed', '[]')) AS x(id text, tr jsonb, co jsonb, u timestamptz) WHERE pr.id = x.id;
          INSERT INTO messages (org_id, app_id, message_id, kind, result)
