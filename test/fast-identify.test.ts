@@ -138,3 +138,32 @@ t.test('batches racing identifies on one profile: every trait written once, repl
   const evs = await poll(() => admin(f, 'GET', `/v1/events?profileId=${profile}&event=Raced&limit=100`), (r) => (r.body?.data?.length ?? 0) >= 8);
   t.equal(evs.body.data.length, 8, 'each track stored once');
 });
+
+t.test('identifies racing a merge: every trait lands on the survivor', async (t) => {
+  // Against a Postgres server the fast path runs beside the merge (other worker threads): a trait
+  // written to the profile being folded must reach the survivor, whichever commits first.
+  const f = await createAppFixture(s);
+  const anon = uid('anon'), email = `${uid('e')}@example.com`;
+  const first = await track(f, { identifiers: { anonymousId: anon }, event: 'Seen' });
+  const older = first.body.data.profileId;
+  await track(f, { identifiers: { email }, event: 'Seen' });
+  // Every worker thread learns both owners (calls spread over the threads).
+  const teach = await Promise.all(Array.from({ length: 8 }, (_, i) => track(f, { identifiers: i % 2 ? { anonymousId: anon } : { email }, event: 'Seen' })));
+  t.same(teach.map((r) => r.status), Array(8).fill(201));
+  const waves = 8, perWave = 6;
+  const pending: Array<Promise<{ status: number }>> = [];
+  for (let w = 0; w < waves; w++) {
+    for (let i = 0; i < perWave; i++) {
+      pending.push(identify(f, { identifiers: i % 2 ? { anonymousId: anon } : { email }, traits: { [`w${w}i${i}`]: true }, messageId: uid('m') }));
+    }
+    if (w === waves / 2) pending.push(identify(f, { identifiers: { anonymousId: anon, email } }));
+    await new Promise((r) => setTimeout(r, 3)); // pacing, not a wait: the waves overlap in the workers
+  }
+  const statuses = (await Promise.all(pending)).map((r) => r.status);
+  t.same(statuses, Array(waves * perWave + 1).fill(200), 'every identify answered');
+  const survivor = await profileOf(f, older);
+  t.equal(survivor.mergedInto, null, 'the oldest survives');
+  const want = Object.fromEntries(Array.from({ length: waves * perWave }, (_, k) => [`w${Math.floor(k / perWave)}i${k % perWave}`, true]));
+  t.same(survivor.traits, want, 'every trait on the survivor');
+  t.same(survivor.identifiers.map((i: any) => i.kind).sort(), ['anonymousId', 'email']);
+});
