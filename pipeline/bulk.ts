@@ -22,16 +22,12 @@ import type pg from 'pg';
 import { newId } from './ids.js';
 import { iso, mergeInto, messageIdOf, messageKey, replay, storedKey, trackEvent } from './calls.js';
 import { deferAll, deferrable, reject, type Step, type TierOutput } from './step.js';
-import { identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
+import { heldByProfile, identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { jsonLiteral } from './store/postgres.js';
 import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
-import type { CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
+import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { ownersByOrg, type IdentityCache } from './identity-cache.js';
-
-/** What governance decided for a plain call: a rejection, or (identify) the traits and consent to apply. */
-export type Plan =
-  | { reject: CallResult }
-  | { apply?: Readonly<Record<string, unknown>>; consent?: Record<string, boolean> };
+import { applyTo, changes, setsTraits, type Apply, type Plan } from './plans.js';
 
 /** The tier's clients and caches. */
 export interface BulkContext {
@@ -189,10 +185,9 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJ
   const live = lanes.map((lane) => lane.filter((i) => !outcomes.has(i))).filter((l) => l.length > 0);
   if (live.length === 0) return { steps: outcomes, system: [] };
   await refreshSegments(c, segments, b.versions);
-  const held = new Map<string, IdentifierRow[]>(b.profiles.map((row) => [row.id, []]));
-  for (const [p, kind, value, created_at] of b.held) held.get(p)?.push({ kind, value, created_at });
+  const held = heldByProfile(b.held);
   const profs = new Map<string, Prof>(b.profiles.map((row) => {
-    const hs = held.get(row.id)!;
+    const hs = held.get(row.id) ?? [];
     return [row.id, { id: row.id, userId: hs.find((i) => i.kind === 'userId')?.value, row, ids: hs }];
   }));
   const owner = new Map<string, Prof>();
@@ -250,14 +245,11 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJ
       });
       st.ids.push(...attached.sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.value < b.value ? -1 : 1)));
       if (call.kind === 'identify') {
-        const plan = plans.get(i) as { apply?: Record<string, unknown>; consent?: Record<string, boolean> };
-        const apply = plan.apply ?? {};
-        if (Object.keys(apply).length || plan.consent !== undefined) {
-          st.patch = mergeInto(st.patch ?? {}, apply);
+        const plan = plans.get(i) as Apply;
+        if (changes(plan)) {
+          st.patch = mergeInto(st.patch ?? {}, plan.apply ?? {});
           if (plan.consent) st.consent = mergeInto(st.consent ?? {}, plan.consent) as Record<string, boolean>;
-          st.row.traits = mergeInto({ ...st.row.traits }, apply);
-          if (plan.consent) st.row.consent = { ...st.row.consent, ...plan.consent };
-          st.row.updated_at = now;
+          applyTo(st.row, plan, call.receivedAt);
           st.touched = true;
         }
         answers.set(i, profileResource(st.row, [...st.ids]));
@@ -287,10 +279,9 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJ
   for (const [i, prof] of landed) {
     const call = calls[i]!;
     const identifyCall = call.kind === 'identify';
-    const plan = plans.get(i) as { apply?: Record<string, unknown> } | undefined;
     touches.push({
       profileId: prof.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment, all: !!prof.created,
-      ...(identifyCall ? { traitsChanged: Object.keys(plan?.apply ?? {}).length > 0 } : { events: [(call.body as TrackBody).event] }),
+      ...(identifyCall ? { traitsChanged: setsTraits(plans.get(i) as Apply) } : { events: [(call.body as TrackBody).event] }),
     });
     if (identifyCall) {
       if (wonBy(i)) recorded.push({ o: call.orgId, a: call.appId, m: messageIdOf(call)!, k: call.kind, r: { profileId: prof.id } });

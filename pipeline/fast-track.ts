@@ -14,14 +14,15 @@
 // takes the orgs' shared segment locks, as the bulk path does, so a merge or a segment change is
 // either seen by its checks or waits for this transaction (migration 9 says why this suffices).
 import type pg from 'pg';
-import { iso, mergeInto, messageIdOf, messageKey, messageUses, replay, splitConsent, storedKey, trackEvent } from './calls.js';
+import { iso, mergeInto, messageIdOf, messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
 import { newId } from './ids.js';
 import { deferrable, type Step, type TierOutput } from './step.js';
-import { lockKey, pairs, profileResource, type IdentifierRow, type ProfileRow } from './identity.js';
+import { heldByProfile, lockKey, pairs, profileResource, type ProfileRow } from './identity.js';
 import { ownerKey, ownersByOrg, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
-import { checkIdentify, checkTrack, type SnapshotCache } from './governance/mod.js';
+import type { SnapshotCache } from './governance/mod.js';
+import { applyTo, changes, planOf, setsTraits, type Apply } from './plans.js';
 import { recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
@@ -43,9 +44,6 @@ type FastAnswer = {
   /** The profiles identifies landed on, before their patches, and their identifiers (migration 27). */
   profiles?: ProfileRow[]; held?: Array<[string, string, string, string]>;
 };
-
-/** What governance lets an identify apply: its traits and its consent (none held). */
-interface IdentifyPlan { apply: Readonly<Record<string, unknown>>; consent?: Record<string, boolean> }
 
 
 interface OrgCheck { id: string; cv: number; sv: number; iv: number }
@@ -136,19 +134,16 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const profileOf = new Map<number, string>();
   // Once per call: a lane of unknown identifiers asks again after `eligible` gave up on it.
   const plainOf: Array<boolean | undefined> = new Array(calls.length);
-  const plans = new Map<number, IdentifyPlan>();
+  const plans = new Map<number, Apply>();
+  // Nothing held or refused; a track's messageId used once here; an identify with nothing to unset,
+  // its messageId (if any) used once here.
   const plain = (i: number): boolean => (plainOf[i] ??= ((call) => {
     if (call.promoted || !orgs.has(call.orgId)) return false;
-    const snap = ctx.snapshots.peek(call.orgId)!;
-    if (call.kind === 'track') return uses.get(messageKey(call)) === 1 && checkTrack(snap, call.body as TrackBody, false).kind === 'ok';
-    // An identify: nothing to unset, nothing held or refused, its messageId (if any) used once here.
-    const body = call.body as IdentifyBody;
-    if (body.unset !== undefined) return false;
-    if (messageIdOf(call) !== undefined && uses.get(messageKey(call)) !== 1) return false;
-    const { traits, consent } = splitConsent(body.traits);
-    const v = checkIdentify(snap, traits, false);
-    if (v.kind !== 'ok' || Object.keys(v.held).length > 0) return false;
-    plans.set(i, consent ? { apply: v.apply, consent } : { apply: v.apply });
+    if (call.kind === 'track' ? uses.get(messageKey(call)) !== 1
+      : (call.body as IdentifyBody).unset !== undefined || (messageIdOf(call) !== undefined && uses.get(messageKey(call)) !== 1)) return false;
+    const plan = planOf(ctx.snapshots.peek(call.orgId)!, call);
+    if (plan === undefined || 'reject' in plan) return false;
+    if (call.kind === 'identify') plans.set(i, plan);
     return true;
   })(calls[i]!));
   const isTrack = (i: number) => calls[i]!.kind === 'track';
@@ -186,7 +181,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     return {
       profileId: profileOf.get(i)!, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
       all: born.laneOf.has(i),
-      ...(isTrack(i) ? { events: [(call.body as TrackBody).event] } : { traitsChanged: Object.keys(plans.get(i)!.apply).length > 0 }),
+      ...(isTrack(i) ? { events: [(call.body as TrackBody).event] } : { traitsChanged: setsTraits(plans.get(i)!) }),
     };
   };
   const identifies = identifyArgs(calls, fast.filter((i) => !isTrack(i)), plans, profileOf);
@@ -255,21 +250,21 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
  * read them, each identify's answer: its profile as that call left it (later calls excluded), as on
  * the other paths.
  */
-function identifyArgs(calls: IngestCall[], list: number[], plans: Map<number, IdentifyPlan>, profileOf: Map<number, string>) {
+function identifyArgs(calls: IngestCall[], list: number[], plans: Map<number, Apply>, profileOf: Map<number, string>) {
   if (list.length === 0) return { args: {}, answer: () => {} };
   const changed = new Map<string, { id: string; tr: Record<string, unknown>; co: Record<string, boolean>; u: string }>();
   const idents: Array<{ o: string; a: string; m: string; p: string }> = [];
   for (const i of list) {
     const call = calls[i]!;
-    const { apply, consent } = plans.get(i)!;
+    const plan = plans.get(i)!;
     const p = profileOf.get(i)!;
     const m = messageIdOf(call);
     if (m !== undefined) idents.push({ o: call.orgId, a: call.appId, m, p });
-    if (Object.keys(apply).length === 0 && consent === undefined) continue;
+    if (!changes(plan)) continue;
     let c = changed.get(p);
     if (!c) changed.set(p, (c = { id: p, tr: {}, co: {}, u: '' }));
-    mergeInto(c.tr, apply);
-    if (consent) mergeInto(c.co, consent);
+    mergeInto(c.tr, plan.apply ?? {});
+    if (plan.consent) mergeInto(c.co, plan.consent);
     c.u = iso(call.receivedAt);
   }
   const read = [...new Set(list.map((i) => profileOf.get(i)!))];
@@ -277,20 +272,10 @@ function identifyArgs(calls: IngestCall[], list: number[], plans: Map<number, Id
     args: { read, changed: [...changed.values()], idents },
     answer(out: FastAnswer, steps: Map<number, Step>) {
       const rows = new Map((out.profiles ?? []).map((r) => [r.id, { ...r }]));
-      const held = new Map<string, IdentifierRow[]>();
-      for (const [p, kind, value, created_at] of out.held ?? []) {
-        let l = held.get(p);
-        if (!l) held.set(p, (l = []));
-        l.push({ kind, value, created_at });
-      }
+      const held = heldByProfile(out.held ?? []);
       for (const i of list) {
         const row = rows.get(profileOf.get(i)!)!;
-        const { apply, consent } = plans.get(i)!;
-        if (Object.keys(apply).length || consent !== undefined) {
-          row.traits = mergeInto({ ...row.traits }, apply);
-          if (consent) row.consent = mergeInto({ ...row.consent }, consent) as Record<string, boolean>;
-          row.updated_at = iso(calls[i]!.receivedAt);
-        }
+        applyTo(row, plans.get(i)!, calls[i]!.receivedAt);
         steps.set(i, { kind: 'ok', result: { status: 200, data: profileResource(row, held.get(row.id) ?? []) }, observe: true });
       }
     },

@@ -145,6 +145,20 @@ export function profileResource(row: Pick<ProfileRow, 'id' | 'org_id' | 'environ
   };
 }
 
+/**
+ * Identifiers as the ingestion functions return them ([profileId, kind, value, createdAt], in
+ * created_at, kind, value order), per profile.
+ */
+export function heldByProfile(held: Iterable<readonly [string, string, string, string]>): Map<string, IdentifierRow[]> {
+  const out = new Map<string, IdentifierRow[]>();
+  for (const [p, kind, value, created_at] of held) {
+    let l = out.get(p);
+    if (!l) out.set(p, (l = []));
+    l.push({ kind, value, created_at });
+  }
+  return out;
+}
+
 /** The identifiers of each profile, each list in created_at, kind, value order (one statement). */
 export async function identifiersOf(q: { query: pg.Pool['query'] }, profileIds: string[]): Promise<Map<string, IdentifierRow[]>> {
   const r = await q.query<IdentifierRow & { profile_id: string }>(

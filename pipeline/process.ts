@@ -10,17 +10,18 @@
 // Catalog observation runs once per org per batch, after the tiers.
 import type pg from 'pg';
 import { callError } from '../schemas/errors.js';
-import { bulkApply, type Plan } from './bulk.js';
-import { messageIdOf, messageKey, messageUses, splitConsent } from './calls.js';
+import { bulkApply } from './bulk.js';
+import { planOf, type Plan } from './plans.js';
+import { messageIdOf, messageKey, messageUses } from './calls.js';
 import { applyOne, type PerCallContext } from './per-call.js';
 import { answered, reject, type Answered, type Step, type TierOutput } from './step.js';
-import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
+import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall } from './types.js';
 import type { SegmentCache } from './segments/mod.js';
 import { lanesOf } from './lanes.js';
 import { fastTrack } from './fast-track.js';
 import type { IdentityCache } from './identity-cache.js';
 import {
-  checkIdentify, checkTrack, collectObservations, observe,
+  collectObservations, observe,
   type CatalogSnapshot, type OrgRow, type SnapshotCache,
 } from './governance/mod.js';
 
@@ -193,17 +194,6 @@ function splitLanes(calls: IngestCall[], lanes: number[][], o: {
   const bulk: number[][] = [];
   const serial: number[][] = [];
   const plans = new Map<number, Plan>();
-  const planOf = (call: IngestCall): Plan | undefined => {
-    const snap = snaps.get(call.orgId)!;
-    if (call.kind === 'track') {
-      const v = checkTrack(snap, call.body as TrackBody, false);
-      return v.kind === 'hold' ? undefined : v.kind === 'reject' ? { reject: callError(v.code, v.message) } : {};
-    }
-    const { traits, consent } = splitConsent((call.body as IdentifyBody).traits);
-    const v = checkIdentify(snap, traits, false);
-    if (v.kind === 'reject') return { reject: callError(v.code, v.message) };
-    return Object.keys(v.held).length ? undefined : { apply: v.apply, consent };
-  };
   for (const lane of lanes) {
     const lanePlans = new Map<number, Plan>();
     const plain = lane.every((i) => {
@@ -214,7 +204,7 @@ function splitLanes(calls: IngestCall[], lanes: number[][], o: {
       const m = messageIdOf(call);
       if (call.kind === 'track' && typeof m !== 'string') return false;
       if (typeof m === 'string' && uses.get(messageKey(call)) !== 1) return false;
-      const plan = planOf(call);
+      const plan = planOf(snaps.get(call.orgId)!, call);
       if (plan) lanePlans.set(i, plan);
       return plan !== undefined;
     });

@@ -2,19 +2,17 @@
 // path: one profile per identifier, merges and userId conflicts, replays and in-batch duplicates,
 // rejects writing nothing, and a value Postgres cannot store failing only its own call.
 import t, { type Test } from 'tap';
-import { startServer, call, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
+import { adminCall, batchCall, startServer, call, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
 const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
-const batch = (f: AppFixture, calls: unknown[]) =>
-  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
+const batch = (f: AppFixture, calls: unknown[]) => batchCall(s, f, calls);
 const lookup = (f: AppFixture, kind: string, value: string) =>
   call(s.url, 'GET', `/v1/profiles?kind=${kind}&value=${encodeURIComponent(value)}`, { token: f.admin });
-const admin = (f: AppFixture, method: string, path: string, data?: unknown) =>
-  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
+const admin = (f: AppFixture, method: string, path: string, data?: unknown) => adminCall(s, f, method, path, data);
 const kindsOf = (p: any) => ((p?.identifiers ?? []) as any[]).map((i) => `${i.kind}=${i.value}`).sort();
 
 async function only(t: Test, f: AppFixture, kind: string, value: string): Promise<any> {

@@ -4,17 +4,15 @@
 // governance and trait segments decide as before, and concurrent batches lose no trait. The same
 // behaviour is asserted in every mode.
 import t, { type Test } from 'tap';
-import { startServer, call, createAppFixture, poll, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
+import { adminCall, batchCall, startServer, createAppFixture, poll, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
 const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
-const admin = (f: AppFixture, method: string, path: string, data?: unknown) =>
-  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
-const batch = (f: AppFixture, calls: unknown[]) =>
-  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
+const admin = (f: AppFixture, method: string, path: string, data?: unknown) => adminCall(s, f, method, path, data);
+const batch = (f: AppFixture, calls: unknown[]) => batchCall(s, f, calls);
 const profileOf = async (f: AppFixture, id: string) => (await admin(f, 'GET', `/v1/profiles/${id}`)).body.data;
 
 /** Two calls per user: the first teaches the process the owner, the second uses it. */

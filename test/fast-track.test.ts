@@ -5,17 +5,15 @@
 // is asserted in every mode; in embedded mode the second call of each profile takes the fast path.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { startServer, call, createAppFixture, expectError, markerLanded, metric, poll, until, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
+import { adminCall, batchCall, startServer, createAppFixture, expectError, markerLanded, metric, poll, until, uid, identifyCall, trackCall, type AppFixture } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
 
 const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 const identify = (f: AppFixture, data: Record<string, unknown>) => identifyCall(s, f, data);
-const admin = (f: AppFixture, method: string, path: string, data?: unknown) =>
-  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
-const batch = (f: AppFixture, calls: unknown[]) =>
-  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
+const admin = (f: AppFixture, method: string, path: string, data?: unknown) => adminCall(s, f, method, path, data);
+const batch = (f: AppFixture, calls: unknown[]) => batchCall(s, f, calls);
 
 /** Two calls per identifier set: the first teaches the process the owner, the second uses it. */
 async function known(t: Test, f: AppFixture, identifiers: Record<string, string>): Promise<string> {

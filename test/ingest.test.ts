@@ -4,7 +4,7 @@
 // (GET /v1/events, GET /v1/profiles) and lastReceivedAt.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { startServer, call, clockPast, expectError, markerLanded, poll, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
+import { adminCall, batchCall, startServer, call, clockPast, expectError, markerLanded, poll, createAppFixture, type AppFixture, type Res, uid, identifyCall, trackCall } from './helpers/server.js';
 
 const s = await startServer();
 t.teardown(() => s.close());
@@ -17,8 +17,7 @@ const fixture = (o: { environment?: 'development' | 'production' } = {}) => crea
 
 const identify = (f: AppFixture, data: Record<string, unknown>, token = f.key) => identifyCall(s, f, data, token);
 const track = (f: AppFixture, data: Record<string, unknown>, token = f.key) => trackCall(s, f, data, token);
-const batch = (f: AppFixture, calls: unknown[], sourceId = f.source.id) =>
-  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId, calls } } });
+const batch = (f: AppFixture, calls: unknown[], sourceId = f.source.id) => batchCall(s, f, calls, sourceId);
 const lookup = (f: AppFixture, kind: string, value: string) =>
   call(s.url, 'GET', `/v1/profiles?kind=${kind}&value=${encodeURIComponent(value)}`, { token: f.admin });
 const getProfile = (f: AppFixture, id: string) => call(s.url, 'GET', `/v1/profiles/${id}`, { token: f.admin });
@@ -27,8 +26,7 @@ const listEvents = (f: AppFixture, qs: Record<string, string | number> = {}) =>
 /** Polls GET /v1/events until at least `n` events are listed (events land in ClickHouse asynchronously). */
 const waitEvents = (f: AppFixture, qs: Record<string, string | number>, n: number, timeoutMs = 5000) =>
   poll(() => listEvents(f, qs), (r) => r.status === 200 && r.body.data.length >= n, timeoutMs);
-const admin = (f: AppFixture, method: string, path: string, data?: unknown) =>
-  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
+const admin = (f: AppFixture, method: string, path: string, data?: unknown) => adminCall(s, f, method, path, data);
 const kindsOf = (p: any) => (p.identifiers as any[]).map((i) => `${i.kind}=${i.value}`).sort();
 
 /** Asserts that no live profile holds the identifier (nothing of a rejected call was written). */

@@ -2,7 +2,7 @@
 // (429 rate_limited + Retry-After), the monthly quota of accepted track calls (429 over_quota;
 // identify calls do not count) and the global body limit (413 payload_too_large).
 import t from 'tap';
-import { startServer, call, createOrg, expectError, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
+import { batchCall, startServer, call, createOrg, expectError, sleep, createAppFixture, type AppFixture, uid, identifyCall, trackCall } from './helpers/server.js';
 
 /** The documented quota defaults (schemas/resources.ts OrgLimits). */
 const QUOTA_DEFAULTS = { artifactBytes: 1073741824, journeys: 1000, webhooks: 100, segments: 1000, runningExecutions: 100000 };
@@ -12,8 +12,7 @@ t.teardown(() => s.close());
 
 const identify = (f: AppFixture, data: Record<string, unknown> = {}) => identifyCall(s, f, { identifiers: { anonymousId: uid('anon') }, ...data });
 const track = (f: AppFixture, data: Record<string, unknown> = {}) => trackCall(s, f, { identifiers: { anonymousId: uid('anon') }, event: 'E', ...data });
-const batch = (f: AppFixture, calls: unknown[]) =>
-  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls } } });
+const batch = (f: AppFixture, calls: unknown[]) => batchCall(s, f, calls);
 const patchLimits = (orgId: string, limits: Record<string, unknown>, token = s.operatorToken) =>
   call(s.url, 'PATCH', `/v1/orgs/${orgId}`, { token, body: { data: { limits } } });
 const bTrack = () => ({ type: 'track', identifiers: { anonymousId: uid('anon') }, event: 'E', messageId: uid('msg') });

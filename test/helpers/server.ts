@@ -259,6 +259,14 @@ export const uid = (p = 'x') => `${p}-${randomBytes(6).toString('hex')}`;
 export const identifyCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
   call(s.url, 'POST', '/v1/identify', { token, body: { data: { sourceId: f.source.id, ...data } } });
 
+/** POST /v1/batch of `calls` through the fixture's source (or `sourceId`). */
+export const batchCall = (s: TestServer, f: AppFixture, calls: unknown[], sourceId = f.source.id) =>
+  call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId, calls } } });
+
+/** A request as the fixture org's admin, with `data` (when given) as the body's `data`. */
+export const adminCall = (s: TestServer, f: AppFixture, method: string, path: string, data?: unknown) =>
+  call(s.url, method, path, { token: f.admin, body: data === undefined ? undefined : { data } });
+
 /** POST /v1/track through the fixture's source, with a fresh messageId unless `data` names one. */
 export const trackCall = (s: TestServer, f: AppFixture, data: Record<string, unknown>, token = f.key) =>
   call(s.url, 'POST', '/v1/track', { token, body: { data: { sourceId: f.source.id, messageId: uid('msg'), ...data } } });

@@ -8,7 +8,8 @@ import type { Migration } from './types.js';
 // PGlite). A batch is at most a few hundred keys, each an index probe: only nested loops make sense.
 const INDEX_JOINS = 'SET enable_hashjoin = off SET enable_mergejoin = off';
 
-const PROFILE_JSON = `jsonb_build_object(
+/** A profile row `x` as jsonb, times as headwater_iso text (migrations 7 and 27). */
+export const PROFILE_JSON = `jsonb_build_object(
   'id', x.id, 'org_id', x.org_id, 'app_id', x.app_id, 'source_id', x.source_id, 'environment', x.environment,
   'traits', x.traits, 'consent', x.consent, 'merged_into', x.merged_into,
   'created_at', headwater_iso(x.created_at), 'updated_at', headwater_iso(x.updated_at))`;

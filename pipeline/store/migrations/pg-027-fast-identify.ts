@@ -1,4 +1,5 @@
 import type { Migration } from './types.js';
+import { PROFILE_JSON } from './pg-007-bulk-functions.js';
 
 // headwater_track_fast (migrations 8, 9, 11 and 26) also takes identify calls whose identifiers
 // all belong to one profile known to the caller: SDK batches that mix identify with track, and
@@ -14,11 +15,6 @@ import type { Migration } from './types.js';
 // fails the statement as a serialization failure, as for new profiles.
 //   p: { ...migration 26, read: [profileId], changed: [{id, tr, co, u}], idents: [{o, a, m, p}] }
 //   -> as migration 26, plus { profiles: [row], held: [[profileId, kind, value, createdAt]] }
-const PROFILE_JSON = `jsonb_build_object(
-  'id', x.id, 'org_id', x.org_id, 'app_id', x.app_id, 'source_id', x.source_id, 'environment', x.environment,
-  'traits', x.traits, 'consent', x.consent, 'merged_into', x.merged_into,
-  'created_at', headwater_iso(x.created_at), 'updated_at', headwater_iso(x.updated_at))`;
-
 export const pg027: Migration = {
   version: 27,
   name: 'fast path: identify calls of known profiles',
