@@ -44,12 +44,16 @@ const answer = (c: IngestCall): CallResult => ({ status: 201, data: { id: c.id }
 /** Every event acknowledged and none left to deliver (JetStream). */
 const settled = (acks: NonNullable<Opened['eventAcks']>) => until(async () => { const a = await acks(); return a.ackPending === 0 && a.pending === 0; }, 15_000, 10);
 
-/** A TCP proxy to NATS whose connections can be dropped (the client reconnects) or refused for good. */
+/**
+ * A TCP proxy to NATS whose connections can be dropped (the client reconnects) or refused for good,
+ * or whose server-to-client bytes can be held back (the connection stays up, nothing arrives).
+ */
 async function proxy() {
   const sockets = new Set<net.Socket>();
+  const ups = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const up = net.connect(4222, '127.0.0.1');
-    sockets.add(client); sockets.add(up);
+    sockets.add(client); sockets.add(up); ups.add(up);
     client.pipe(up).pipe(client);
     const end = () => { client.destroy(); up.destroy(); sockets.delete(client); sockets.delete(up); };
     client.on('error', end); up.on('error', end); client.on('close', end); up.on('close', end);
@@ -58,6 +62,8 @@ async function proxy() {
   return {
     port: (server.address() as net.AddressInfo).port,
     drop: () => { for (const so of sockets) so.destroy(); },
+    hold: () => { for (const u of ups) u.pause(); },
+    release: () => { for (const u of ups) u.resume(); },
     close: () => new Promise<void>((r) => { for (const so of sockets) so.destroy(); server.close(() => r()); }),
   };
 }
@@ -305,6 +311,34 @@ t.test('jetstream: a worker whose connection dropped resumes after the reconnect
   p.drop();
   const calls = Array.from({ length: 20 }, () => mkCall());
   t.same(await front.ingest.submit(calls), calls.map(answer), 'answered once the worker is back');
+  await consumer.close();
+});
+
+t.test('jetstream: a fetch ended by missed heartbeats pulls again at once', async (t) => {
+  if (!natsUp) { t.plan(0, 'no NATS'); return; }
+  const p = await proxy();
+  const workerNc = await connect({ servers: `127.0.0.1:${p.port}` });
+  const front = await openJetStream();
+  const lines: string[] = [];
+  const worker = await createJetStreams({ nc: workerNc, log: createLogger('debug', {}, (l) => lines.push(l)), names: { prefix: front.prefix }, nakDelayMs: 200, resultTimeoutMs: 20_000 });
+  t.teardown(async () => { p.release(); await worker.ingest.close(); await worker.events.close(); await workerNc.close(); await front.close(); await p.close(); });
+  const consumer = worker.ingest.consume(async (calls) => calls.map(answer));
+  const first = [mkCall()];
+  t.same(await front.ingest.submit(first), first.map(answer));
+  const names = streamNames(front.prefix);
+  const jsm = await jetstreamManager(front.nc);
+  t.ok(await until(async () => (await jsm.consumers.info(names.ingestStream, names.ingestConsumer)).num_waiting > 0, 10_000, 20), 'a fetch is open');
+  // The server's idle heartbeats for that fetch do not reach the worker (its connection stays up):
+  // the client ends the fetch.
+  p.hold();
+  t.ok(await until(() => lines.some((l) => /heartbeats missed|missed heartbeats/.test(l)), 10_000, 10), 'the worker ended the fetch');
+  p.release();
+  const calls = [mkCall()];
+  const sent = Date.now();
+  t.same(await front.ingest.submit(calls), calls.map(answer), 'answered');
+  // Before, the pull loop slept a second after such a fetch, and every call in the stream waited.
+  t.ok(Date.now() - sent < 800, `answered ${Date.now() - sent} ms after the submit`);
+  t.notOk(lines.some((l) => l.includes('"level":"warn"')), 'nothing logged as a failure');
   await consumer.close();
 });
 
