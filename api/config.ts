@@ -56,7 +56,8 @@ export interface Config {
   publicUrl?: string;
   segmentSweepMs: number;
   segmentPreviewCap: number;
-  eventLingerMs: number;
+  /** Unset: 1,000 ms with NATS, 250 ms embedded (api/node.ts). */
+  eventLingerMs?: number;
   ingestMaxWaitMs: number;
   metricsPort?: number;
   frontEnd: FrontEndMode;
@@ -114,7 +115,7 @@ export const OPTIONS: Opt[] = [
   { key: 'erasurePauseMs', flag: '--erasure-pause-ms', env: 'HEADWATER_ERASURE_PAUSE_MS', def: '0', kind: 'int', help: 'pause between the steps of an erasure, milliseconds (spreads its load on the stores; 0: back to back)' },
   { key: 'retentionSweepMs', flag: '--retention-sweep-ms', env: 'HEADWATER_RETENTION_SWEEP_MS', def: '3600000', kind: 'int', help: 'how often each org\'s retention windows are applied (deletes older events, executions, e-mails, webhook deliveries and Segment rejections), milliseconds' },
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
-  { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: '250', kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging' },
+  { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: undefined, kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging, and events reach ClickHouse (and journey triggers) later; unset: 1000 with NATS, 250 embedded' },
   { key: 'ingestMaxWaitMs', flag: '--ingest-max-wait-ms', env: 'HEADWATER_INGEST_MAX_WAIT_MS', def: '1000', kind: 'int', help: 'when even the quickest write of the last interval of this length waited longer for the ingestion workers, and one is still waiting longer, new writes are answered 503 with Retry-After at once (shed load instead of answering slowly), milliseconds' },
   { key: 'metricsPort', flag: '--metrics-port', env: 'HEADWATER_METRICS_PORT', def: undefined, kind: 'int', help: 'also serve GET /metrics without a credential on this port (bind it to a private network); unset: only GET /metrics on the main port with the operator token' },
   { key: 'frontEnd', flag: '--front-end', env: 'HEADWATER_FRONT_END', def: 'auto', kind: 'string', help: 'HTTP front end: auto (the first uWebSockets.js build that loads on this Node and libc, else node:http with a warning) | uws (refuse to start without uWS) | node (node:http, skipping uWS)' },

@@ -151,7 +151,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const node = await startNode({
       config, log, pool: pgStore.pool, connection: pgStore.connection, ch: chStore.client, streams,
       submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded,
-      engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding, eventLingerMs: config.eventLingerMs },
+      engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding },
     });
     closers.push(() => node.close());
     const { engine, webhookSender, emailSender, onLanded } = node;
