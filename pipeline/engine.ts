@@ -49,8 +49,8 @@ export interface EngineOptions {
   answerBeforeLanding?: boolean;
   /** This process is the database's only user (embedded): the outbox relay does not poll. */
   sole?: boolean;
-  /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events); default 250 ms. */
-  eventLingerMs?: number;
+  /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events), ms (api/node.ts picks it per mode). */
+  eventLingerMs: number;
   /**
    * Runs after each ClickHouse insert, before the events are acknowledged (journey triggers and
    * waits): when it throws, the events come again, so it must be idempotent.
@@ -92,7 +92,7 @@ export function startEngine(o: EngineOptions): Engine {
     await insertEvents(o.ch!, events);
     o.observe?.insert((performance.now() - t0) / 1000, events.length);
     if (o.onLanded) await o.onLanded(events);
-  }, { maxBatch: 5_000, lingerMs: o.eventLingerMs ?? 250 }) : undefined;
+  }, { maxBatch: 5_000, lingerMs: o.eventLingerMs }) : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
