@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { call, poll } from './helpers/server.js';
+import { NODE_ARGS } from './helpers/serve.js';
 
 const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const TOTAL = 300;
@@ -23,7 +24,7 @@ interface Served { child: ChildProcess; url: string; err: () => string }
 function serve(dataDir: string, operatorToken: string, secretKey: string, extra: string[] = []): Promise<Served> {
   const env: NodeJS.ProcessEnv = { ...process.env, HEADWATER_OPERATOR_TOKEN: operatorToken, HEADWATER_SECRET_KEY: secretKey, HEADWATER_LOG_LEVEL: 'info' };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HEADWATER_DATA_DIR']) delete env[k];
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extra],
+  const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extra],
     { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';

@@ -8,7 +8,8 @@ import type { HostAnswer, HostRequest, JourneyTask } from '../journeys/execution
 
 const engine = await createEngine();
 
-export default async function run(task: JourneyTask): Promise<Activation | RenderResult> {
+export default async function run(task: JourneyTask): Promise<Activation | RenderResult | null> {
+  if (task.kind === 'warm') return null;
   if (task.kind === 'render') return engine.render(task.input);
   const port = task.port;
   const pending = new Map<number, { resolve(r: JournalResult): void; reject(e: Error): void }>();

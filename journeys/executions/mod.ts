@@ -8,6 +8,6 @@ export { journeyJournals, type JourneyJournals } from './journals.js';
 export { exportExecutions } from './export.js';
 export { cancelExecution, executionOut, getExecution, listExecutions, type CancelResult, type ExecutionFilter } from './store.js';
 export { createPropsValidator, MAX_SCHEMA_CHARS, type PropsCheck, type PropsInput, type PropsValidator } from './props.js';
-export type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+export { PROPS_WARM_UP, type HostAnswer, type HostRequest, type JourneyTask } from './task.js';
 export { messagingOf, messagingProblem, type Messaging } from './messaging.js';
 export { journeyMetrics, metricsOut, type MetricsBucket } from './metrics.js';

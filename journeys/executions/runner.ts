@@ -15,7 +15,7 @@ import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { createHost, type EmailMessage, type HostExecution } from './host.js';
 import type { WaitRecord } from './landed.js';
 import type { PropsCheck, PropsInput } from './props.js';
-import type { HostAnswer, HostRequest, JourneyTask } from './task.js';
+import { PROPS_WARM_UP, type HostAnswer, type HostRequest, type JourneyTask } from './task.js';
 import { batchSubmits } from './batcher.js';
 import { claimDue } from './claim.js';
 import { decideRestart, RESTART_DEFAULTS, type RestartLimits } from './restarts.js';
@@ -88,6 +88,11 @@ export function stickyIndex(id: string, n: number): number {
   return (h >>> 0) % n;
 }
 
+/** The runner's threads: one single-thread pool per journey thread, and the props-check pool. */
+interface Threads { pools: Piscina[]; props: Piscina }
+
+const destroyThreads = (t: Threads) => Promise.all([...t.pools.map((p) => p.destroy()), t.props.destroy()]);
+
 export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
@@ -104,18 +109,40 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   // inside one. One single-thread pool per thread, and an execution always goes to the same one
   // (by its id): the thread that parked its sandbox at a wait gets its resume (runtime/cache.ts),
   // which then continues instead of replaying.
-  const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
-    filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
-  }));
+  // The threads start with the first activation, not with the process: a server whose apps run no
+  // journey starts none (each costs ~0.4 s of CPU to start and tens of MB to keep). That first
+  // activation waits until every thread answered a warm-up task (QuickJS and Ajv loaded), so the
+  // start-up counts against no deadline of its host calls or props checks.
+  let threads: Threads | null = null;
+  let starting: Promise<Threads> | null = null;
+  const startThreads = async (): Promise<Threads> => {
+    const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
+      filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
+    }));
+    // propsSchemas are checked on threads of their own: a check is aborted at its activation's
+    // deadline, which ends the thread it runs on, and must take no activation down with it. One
+    // thread is kept (it idles without CPU).
+    const props = new Piscina({ filename: o.propsTaskModule, minThreads: 1, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
+    const t: Threads = { pools, props };
+    try {
+      await Promise.all([...pools.map((p) => p.run({ kind: 'warm' } satisfies JourneyTask)), props.run(PROPS_WARM_UP)]);
+    } catch (err) {
+      await destroyThreads(t);
+      throw err;
+    }
+    return t;
+  };
+  const ready = (): Promise<Threads> => {
+    if (threads) return Promise.resolve(threads);
+    starting ??= startThreads().then((t) => { threads = t; return t; }, (err) => { starting = null; throw err; });
+    return starting;
+  };
   let rr = 0;
-  const poolOf = (executionId: string) => pools[stickyIndex(executionId, pools.length)]!;
-  // propsSchemas are checked on threads of their own: a check is aborted at its activation's
-  // deadline, which ends the thread it runs on, and must take no activation down with it. One thread
-  // is started with the runner and kept (it idles without CPU): started on demand, its start-up
-  // (module graph, Ajv) counted against the first e-mail's deadline and could exceed it.
-  const propsPool = new Piscina({ filename: o.propsTaskModule, minThreads: 1, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
-  const checkProps = (input: PropsInput, deadline: number) =>
-    propsPool.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
+  const poolOf = (t: Threads, executionId: string) => t.pools[stickyIndex(executionId, t.pools.length)]!;
+  const checkProps = (t: Threads) => (input: PropsInput, deadline: number) =>
+    t.props.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
+  const render = (t: Threads) => (code: string, props: Record<string, unknown>) =>
+    t.pools[rr++ % t.pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
   const codes = new Map<string, string>();
   const submit = batchSubmits(o.submit);
   const saver = createSaver(o.pool);
@@ -127,9 +154,6 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   let again = false;
   let started: Promise<void> = Promise.resolve();
   let lastClaimAt = 0;
-
-  const render = (code: string, props: Record<string, unknown>) =>
-    pools[rr++ % pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
 
   const claim = (n: number): Promise<Row[]> => claimDue<Row>(o.pool, { limit: n, used, perOrg, leaseMs, leaseId: newId('lse') });
 
@@ -147,11 +171,12 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const deferred = new Map<string, number>();
 
   const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
+    const t = await ready();
     const ex: HostExecution = {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
       journeyKey: row.journey_key, deadline: Date.now() + wallMs,
     };
-    const host = createHost({ pool: o.pool, reads, submit, render, sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps, warn: (m, f) => o.log.warn(m, f) }, ex);
+    const host = createHost({ pool: o.pool, reads, submit, render: render(t), sendEmail: o.sendEmail, webhookNotify: o.webhookNotify, checkProps: checkProps(t), warn: (m, f) => o.log.warn(m, f) }, ex);
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (m: HostRequest) => {
       host(m.call).then(
@@ -167,7 +192,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
         kind: 'activate', port: port2,
         input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
       };
-      return await poolOf(row.id).run(task, { transferList: [port2] }) as Activation;
+      return await poolOf(t, row.id).run(task, { transferList: [port2] }) as Activation;
     } finally {
       port1.close();
     }
@@ -300,7 +325,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       await started;
       // Activations in hand finish (their outcome is saved); new ones are not claimed.
       await Promise.all([...inFlight]);
-      await Promise.all([...pools.map((p) => p.destroy()), propsPool.destroy()]);
+      const t = threads ?? await starting?.catch(() => null);
+      if (t) await destroyThreads(t);
       codes.clear();
     },
   };

@@ -5,6 +5,14 @@ import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../../bin/headwater.js', import.meta.url));
 
+/**
+ * Node flags a spawned server gets from its test process: the suite runs Node with
+ * `--liftoff-only` (package.json "tap"), which keeps V8 from optimising embedded Postgres's
+ * WebAssembly in the background on every short-lived server (~1.2 s of CPU per start). Only the
+ * compiler tier changes, never behaviour.
+ */
+export const NODE_ARGS = process.execArgv.filter((a) => a === '--liftoff-only');
+
 export interface Proc { child: ChildProcess; url: string; out: string }
 export interface StartFailure extends Error { code: number | null; stderr: string; stdout: string }
 
@@ -21,7 +29,7 @@ export async function serveBin(dataDir: string, env: Record<string, string | und
     const { seedEmbedded } = await import('./server.js');
     await seedEmbedded(dataDir);
   }
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { ...process.env, HEADWATER_OPERATOR_TOKEN: '', HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `c${process.pid}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -137,6 +137,7 @@ export async function rawRequest(base: string, path: string, o: RawReqOpts = {})
   return new Promise<RawRes>((resolve, reject) => {
     let writeError: Error | undefined;
     let settled = false;
+    let abandon: NodeJS.Timeout | undefined;
     const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: o.method ?? 'POST', headers: o.headers, agent: false }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
@@ -146,6 +147,9 @@ export async function rawRequest(base: string, path: string, o: RawReqOpts = {})
         let body: any;
         try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
         settled = true;
+        // Answered: a request still held open for `destroyAfterMs` has nothing left to show, and its
+        // timer would keep the test process alive after the last test.
+        if (abandon) { clearTimeout(abandon); req.destroy(); }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body, writeError });
       });
     });
@@ -164,7 +168,8 @@ export async function rawRequest(base: string, path: string, o: RawReqOpts = {})
       }
       if (o.destroyAfterMs !== undefined) {
         if (chunks.length === 0) req.end(); // a complete bodiless request, abandoned before its answer
-        setTimeout(() => {
+        if (settled) { req.destroy(); return; }
+        abandon = setTimeout(() => {
           req.destroy();
           setTimeout(() => { if (!settled) { settled = true; resolve({ status: 0, headers: {}, text: '', body: undefined, writeError }); } }, 20);
         }, o.destroyAfterMs);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
-import { BIN } from './serve.js';
+import { BIN, NODE_ARGS } from './serve.js';
 import { seedEmbedded, startServer } from './server.js';
 
 export type TopologyKind = 'in-process' | 'serve' | 'serve+worker';
@@ -69,7 +69,7 @@ export async function serversFromEnv(env: NodeJS.ProcessEnv = process.env): Prom
 
 /** Spawns `node bin/headwater.js <args>` and resolves once stdout matches `ready` (`readyMs` at most). */
 export function startProc(name: string, args: string[], env: Record<string, string>, ready: RegExp, readyMs = 60_000): Promise<{ proc: ChildProc; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const proc: ChildProc = { name, child, out: '', err: '', exited: false };
   child.on('exit', () => { proc.exited = true; });
   return new Promise((resolve, reject) => {
