@@ -8,12 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { call, poll } from './helpers/server.js';
-import { NODE_ARGS } from './helpers/serve.js';
+import { BIN, NODE_ARGS } from './helpers/serve.js';
 
-const BIN = fileURLToPath(new URL('../../bin/headwater.js', import.meta.url));
 const TOTAL = 300;
 const CONCURRENCY = 20;
 const LINGER_MS = 20_000;

@@ -113,8 +113,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   // journey starts none (each costs ~0.4 s of CPU to start and tens of MB to keep). That first
   // activation waits until every thread answered a warm-up task (QuickJS and Ajv loaded), so the
   // start-up counts against no deadline of its host calls or props checks.
-  let threads: Threads | null = null;
-  let starting: Promise<Threads> | null = null;
+  let threads: Promise<Threads> | null = null;
   const startThreads = async (): Promise<Threads> => {
     const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
       filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
@@ -132,11 +131,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     }
     return t;
   };
-  const ready = (): Promise<Threads> => {
-    if (threads) return Promise.resolve(threads);
-    starting ??= startThreads().then((t) => { threads = t; return t; }, (err) => { starting = null; throw err; });
-    return starting;
-  };
+  // A start that failed is tried again by the next activation.
+  const ready = (): Promise<Threads> => (threads ??= startThreads().catch((err) => { threads = null; throw err; }));
   let rr = 0;
   const poolOf = (t: Threads, executionId: string) => t.pools[stickyIndex(executionId, t.pools.length)]!;
   const checkProps = (t: Threads) => (input: PropsInput, deadline: number) =>
@@ -325,7 +321,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       await started;
       // Activations in hand finish (their outcome is saved); new ones are not claimed.
       await Promise.all([...inFlight]);
-      const t = threads ?? await starting?.catch(() => null);
+      const t = await threads?.catch(() => null);
       if (t) await destroyThreads(t);
       codes.clear();
     },
