@@ -91,6 +91,37 @@ export function encodeIngestCall(call: IngestCall, replyTo: string): Buffer {
   return ingestCallType.toBuffer(toWireCall(call, replyTo));
 }
 
+/**
+ * Records of one type encoded one after another into one allocation, one view each. avsc's
+ * `toBuffer` allocates and copies for every record: 2-3x the cost of encoding itself for the
+ * ingestion stream's small records.
+ */
+function encodeEach<T>(type: avro.Type, values: T[], wire: (v: T) => unknown): Buffer[] {
+  let buf = Buffer.allocUnsafe(Math.max(4096, values.length * 512));
+  const ends = new Array<number>(values.length);
+  let pos = 0;
+  for (let i = 0; i < values.length; i++) {
+    const w = wire(values[i]!);
+    let next = type.encode(w, buf, pos);
+    if (next < 0) {
+      // Too small: avsc answers minus the bytes missing. Grow (at least double) and encode again.
+      const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, buf.length - next + 4096));
+      buf.copy(grown, 0, 0, pos);
+      buf = grown;
+      next = type.encode(w, buf, pos);
+    }
+    ends[i] = pos = next;
+  }
+  const out = new Array<Buffer>(values.length);
+  for (let i = 0, start = 0; i < values.length; start = ends[i]!, i++) out[i] = buf.subarray(start, ends[i]);
+  return out;
+}
+
+/** Calls for `batchMessages`, as `encodeIngestCall` encodes each. */
+export function encodeIngestCalls(calls: IngestCall[], replyTo: string): Buffer[] {
+  return encodeEach(ingestCallType, calls, (c) => toWireCall(c, replyTo));
+}
+
 export function decodeIngestCall(data: Uint8Array): { call: IngestCall; replyTo: string } {
   return fromWireCall(ingestCallType.fromBuffer(asBuffer(data)));
 }
@@ -160,7 +191,14 @@ export const EVENT_BATCH_MARK = 0x03;
 export const eventBatchV2Type = avro.Type.forSchema({ type: 'array', items: eventRecordV2Type });
 
 const toWireEvent = (e: EventRecord) => ({ ...e, properties: JSON.stringify(e.properties) });
-const toWireEventV2 = (e: EventRecord) => ({ ...e, properties: JSON.stringify(e.properties), context: e.context ? JSON.stringify(e.context) : null });
+// Field by field, not a spread: avsc writes an object of a spread ~2x slower, and the spread itself
+// cost 2.6 us per event.
+const toWireEventV2 = (e: EventRecord) => ({
+  id: e.id, orgId: e.orgId, appId: e.appId, sourceId: e.sourceId, profileId: e.profileId,
+  environment: e.environment, event: e.event, properties: JSON.stringify(e.properties),
+  timestamp: e.timestamp, receivedAt: e.receivedAt, messageId: e.messageId ?? null,
+  context: e.context ? JSON.stringify(e.context) : null,
+});
 const fromWireEvent = (r: any): EventRecord => {
   const e: EventRecord = {
     id: r.id, orgId: r.orgId, appId: r.appId, sourceId: r.sourceId, profileId: r.profileId,
@@ -174,6 +212,11 @@ const fromWireEvent = (r: any): EventRecord => {
 /** A version 2 record, for `batchMessages(…, EVENT_BATCH_MARK)`: what the event stream publishes. */
 export function encodeEvent(e: EventRecord): Buffer {
   return eventRecordV2Type.toBuffer(toWireEventV2(e));
+}
+
+/** Events for `batchMessages(…, EVENT_BATCH_MARK)`, as `encodeEvent` encodes each. */
+export function encodeEvents(list: EventRecord[]): Buffer[] {
+  return encodeEach(eventRecordV2Type, list, toWireEventV2);
 }
 
 export function encodeEventRecord(e: EventRecord): Buffer {

@@ -10,7 +10,7 @@ import { createLogger } from '../lib/log.js';
 import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
   type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
 import { batchMessages, decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, decodeIngestCalls,
-  encodeCallResult, encodeCallResults, encodeEventRecord, encodeIngestCall } from '../schemas/avro.js';
+  encodeCallResult, encodeCallResults, encodeEvent, encodeEventRecord, encodeEvents, encodeIngestCall, encodeIngestCalls, EVENT_BATCH_MARK } from '../schemas/avro.js';
 import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
 import { until } from './helpers/server.js';
 
@@ -416,4 +416,22 @@ t.test('avro round trip of the wire records', async (t) => {
   const msg = batchMessages(calls.map((c) => encodeIngestCall(c, '_hw.res.n2')), 100, 1 << 20);
   t.same(decodeIngestCalls(msg[0]!.data), calls.map((c) => ({ call: c, replyTo: '_hw.res.n2' })), 'calls of one turn travel in one message');
   t.same(decodeIngestCalls(encodeIngestCall(call, 'r')), [{ call, replyTo: 'r' }], 'a single-call message of an earlier version still decodes');
+});
+
+t.test('records encoded together equal records encoded one by one, past the first allocation', async (t) => {
+  // 300 calls and events, one of each ~20 KB: the shared allocation grows several times.
+  const calls = Array.from({ length: 300 }, (_, i) => {
+    const c = mkCall();
+    return i === 7 ? { ...c, id: `call_${i}`, body: { ...c.body, properties: { blob: 'x'.repeat(20_000) } } } : { ...c, id: `call_${i}` };
+  });
+  const encoded = encodeIngestCalls(calls, '_hw.res.n3');
+  t.equal(encoded.length, calls.length);
+  t.ok(encoded.every((b, i) => b.equals(encodeIngestCall(calls[i]!, '_hw.res.n3'))), 'byte for byte what encodeIngestCall gives');
+  const msgs = batchMessages(encoded, 100, 256 * 1024);
+  t.same(msgs.flatMap((m) => decodeIngestCalls(m.data)), calls.map((c) => ({ call: c, replyTo: '_hw.res.n3' })), 'every call once, in order');
+  const events = Array.from({ length: 300 }, (_, i) => ({ ...mkEvent(i), id: `evt_${i}`, ...(i === 3 ? { properties: { blob: 'é'.repeat(20_000) } } : {}), ...(i % 2 ? { context: { ip: '203.0.113.1' } } : {}) }));
+  const evEncoded = encodeEvents(events);
+  t.ok(evEncoded.every((b, i) => b.equals(encodeEvent(events[i]!))), 'byte for byte what encodeEvent gives');
+  t.same(batchMessages(evEncoded, 100, 256 * 1024, EVENT_BATCH_MARK).flatMap((m) => decodeEvents(m.data)), events, 'every event once, in order');
+  t.same(encodeEvents([]), [], 'nothing to encode');
 });

@@ -3,7 +3,7 @@
 // and acks after its insert. An event emitted twice (a redelivered call's replay) is collapsed by
 // ClickHouse (ReplacingMergeTree on the event id, read with FINAL).
 import type { JsMsg } from '@nats-io/jetstream';
-import { batchMessages, decodeEvents, encodeEvent, EVENT_BATCH_MARK } from '../../schemas/avro.js';
+import { batchMessages, decodeEvents, encodeEvents, EVENT_BATCH_MARK } from '../../schemas/avro.js';
 import type { EventRecord } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
@@ -27,7 +27,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
       if (!ctx.connected()) return Promise.reject(new StreamUnavailableError('NATS is disconnected'));
       const out = [];
       try {
-        for (const { data, first, count } of batchMessages(list.map(encodeEvent), EVENTS_PER_MESSAGE, MESSAGE_BYTES, EVENT_BATCH_MARK)) {
+        for (const { data, first, count } of batchMessages(encodeEvents(list), EVENTS_PER_MESSAGE, MESSAGE_BYTES, EVENT_BATCH_MARK)) {
           // The same message published again (a retried publish) is stored once.
           out.push({ subject: names.eventsSubject, data, msgId: messageIdOf(list, first, count) });
         }

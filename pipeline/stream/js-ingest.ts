@@ -5,7 +5,7 @@
 // publish, delivery and ack for all of them. Worker side: batches from the shared durable
 // consumer; results are published (grouped per submitting process) before the acks.
 import type { JsMsg } from '@nats-io/jetstream';
-import { batchMessages, decodeCallResults, decodeIngestCalls, encodeCallResults, encodeIngestCall, type IdentifiedResult } from '../../schemas/avro.js';
+import { batchMessages, decodeCallResults, decodeIngestCalls, encodeCallResults, encodeIngestCalls, type IdentifiedResult } from '../../schemas/avro.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
@@ -62,7 +62,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
     const out: OutMessage[] = [];
     try {
       for (const [subject, list] of bySubject) {
-        for (const { data, first, count } of batchMessages(list.map((c) => encodeIngestCall(c, o.replyTo)), CALLS_PER_MESSAGE, MESSAGE_BYTES)) {
+        for (const { data, first, count } of batchMessages(encodeIngestCalls(list, o.replyTo), CALLS_PER_MESSAGE, MESSAGE_BYTES)) {
           out.push({ subject, data, msgId: o.callMsgId ? messageIdOf(list, first, count) : undefined });
         }
       }
