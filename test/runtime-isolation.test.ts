@@ -3,7 +3,7 @@
 // from a parked sandbox answers exactly what a replay from the journal answers.
 import t from 'tap';
 import { transform } from 'esbuild';
-import { createEngine, type Activation, type Engine, type Host } from '../journeys/runtime/mod.js';
+import { ACTIVATIONS_PER_THREAD, createEngine, type Activation, type Engine, type Host } from '../journeys/runtime/mod.js';
 import type { JournalEntry } from '../schemas/mod.js';
 
 /** Journal entries without `recordedAt` (the wall-clock time of recording, which two runs never share). */
@@ -192,4 +192,27 @@ t.test('parked sandboxes are bounded; an evicted execution replays', async (t) =
     resumed[id] = b.stats.resumed;
   }
   t.same(resumed, { x1: false, x2: true, x3: true }, 'the oldest was evicted and replayed');
+});
+
+t.test('an engine keeps an idle sandbox for every activation a runner thread holds at once', async (t) => {
+  // A runner thread holds ACTIVATIONS_PER_THREAD activations, often of one journey. Each waits for
+  // its host call here until all have started, so all are in hand together; the second round must
+  // find every sandbox idle instead of loading new ones (~2 ms of CPU each).
+  const engine = await createEngine();
+  t.teardown(() => engine.close());
+  const code = await journey(`await ctx.traits.set('n', 1);`);
+  const round = async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => { open = r; });
+    let started = 0;
+    const gated: Host = { call: async () => { if (++started === ACTIVATIONS_PER_THREAD) open(); await gate; return { ok: true, value: null }; } };
+    const all = await Promise.all(Array.from({ length: ACTIVATIONS_PER_THREAD }, (_, i) =>
+      engine.activate({ code, execution: execution(`exe_c${i}`), event: EVENT, journal: [], host: gated, now: 1_000_000 })));
+    t.ok(all.every((a) => a.status === 'completed'), 'every activation completed');
+  };
+  await round();
+  const created = engine.cacheStats.created;
+  t.equal(created, ACTIVATIONS_PER_THREAD, 'one sandbox per activation in hand');
+  await round();
+  t.equal(engine.cacheStats.created, created, 'the second round loaded no sandbox');
 });

@@ -7,7 +7,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
-import type { Activation, Limits, RenderResult } from '../runtime/mod.js';
+import { ACTIVATIONS_PER_THREAD, type Activation, type Limits, type RenderResult } from '../runtime/mod.js';
 import type { JournalEntry } from '../../schemas/mod.js';
 import { newId } from '../../pipeline/ids.js';
 import { versionModule } from '../definitions/mod.js';
@@ -72,9 +72,10 @@ const CLAIM_GAP_MS = 10;
  * Activations in hand per QuickJS thread. Most of an activation's time is spent waiting for its host
  * calls (a trait write goes through the ingestion path and back), so an org's share of these slots,
  * not the CPU, bounded a one-org load: 16 per thread gave ~200 three-call executions/s embedded, 64
- * gave ~380 (each in hand costs its sandbox, ~0.3 MB).
+ * gave ~380 (each in hand costs its sandbox, ~0.3 MB). The thread's engine keeps as many idle
+ * sandboxes per journey (runtime/cache.ts).
  */
-const PER_THREAD = 64;
+const PER_THREAD = ACTIVATIONS_PER_THREAD;
 /**
  * The share of a runner's activation slots one org may hold: half, so the other half is always
  * free for the rest when one org's work (a restart loop, a burst of triggers) would fill it.

@@ -4,7 +4,7 @@
 export { createEngine } from './engine.js';
 export type { Engine, EngineOptions } from './engine.js';
 export { DEFAULT_LIMITS } from './types.js';
-export { DEFAULT_CACHE } from './cache.js';
+export { ACTIVATIONS_PER_THREAD, DEFAULT_CACHE } from './cache.js';
 export type { CacheLimits, CacheStats } from './cache.js';
 export type {
   Activation, ActivationInput, ActivationStats, FailureCode, Host, HostCall, Limits, LogRecord, RenderInput, RenderResult, Wait,
