@@ -7,26 +7,53 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Served { url: string; token: string; pid: number; close(): Promise<void> }
 
-/** `headwater serve` on a fresh data directory and port; resolves once it logged its URL. */
+/**
+ * A database of its own on the server DATABASE_URL names, dropped by `drop()`: a bench run starts
+ * from an empty store and leaves nothing behind in the database it was given.
+ */
+async function benchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `headwater_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try { await c.query(sql); } finally { await c.end(); }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/**
+ * `headwater serve` on a fresh data directory and port (and, when DATABASE_URL is set, a fresh
+ * database); resolves once it logged its URL.
+ */
 export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<Served> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const token = `hwo_${randomBytes(24).toString('base64url')}`;
+  const db = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : undefined;
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
-    { cwd: ROOT, env: { ...process.env, HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}`, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    { cwd: ROOT, env: { ...process.env, ...(db ? { DATABASE_URL: db.url } : {}), HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}`, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
     child.stderr!.on('data', (c) => { buf += c; });
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
-  });
+  }).catch(async (err) => { await db?.drop().catch(() => {}); throw err; });
   return {
     url, token, pid: child.pid!,
-    async close() { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); rmSync(dataDir, { recursive: true, force: true }); },
+    async close() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+      await db?.drop();
+    },
   };
 }
 
