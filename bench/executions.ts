@@ -180,8 +180,14 @@ async function idle() {
   try {
     const org = await setup(srv.url, srv.token, [{ key: 'idle', event: 'idle_go', body: `await ctx.sleep(ctx.event.properties.ms); await ctx.traits.set('woke', true);` }]);
     // The process's own idle CPU first (embedded: chDB's and PGlite's background work), so the
-    // waiting executions' share can be told apart from it.
-    await sleep(5000);
+    // waiting executions' share can be told apart from it. The journey threads start with the first
+    // activation: one execution first, so the base is a server that runs this journey, idle (its
+    // threads' memory is not counted as what the waiting executions add), and 30 s for start-up
+    // work to end (V8 optimizing WebAssembly in the background, the store's own maintenance).
+    await batch(srv.url, org, identifies('w', 1));
+    await batch(srv.url, org, tracks('w', 1, 'idle_go', () => ({ ms: 1 })));
+    while (await count(srv.url, org, 'idle', 'completed') < 1) await sleep(250);
+    await sleep(30_000);
     const b0 = cpuSeconds(srv.pid)!;
     const bt = threadSeconds(srv.pid);
     const bw = performance.now();
