@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { streamNames } from '../pipeline/stream/mod.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,16 +33,27 @@ async function benchDatabase(url: string): Promise<{ url: string; drop(): Promis
   return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/** Deletes the server's streams (its own prefix) from the NATS server at `url`. */
+async function deleteStreams(url: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const names = streamNames(prefix);
+    for (const name of [names.ingestStream, names.eventsStream]) await jsm.streams.delete(name).catch(() => false);
+  } finally { await nc.close(); }
+}
+
 /**
  * `headwater serve` on a fresh data directory and port (and, when DATABASE_URL is set, a fresh
- * database); resolves once it logged its URL.
+ * database; with NATS_URL, streams of its own, deleted on close); resolves once it logged its URL.
  */
 export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<Served> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const token = `hwo_${randomBytes(24).toString('base64url')}`;
   const db = process.env.DATABASE_URL ? await benchDatabase(process.env.DATABASE_URL) : undefined;
+  const prefix = `b${randomBytes(4).toString('hex')}`;
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
-    { cwd: ROOT, env: { ...process.env, ...(db ? { DATABASE_URL: db.url } : {}), HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: `b${randomBytes(4).toString('hex')}`, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    { cwd: ROOT, env: { ...process.env, ...(db ? { DATABASE_URL: db.url } : {}), HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: prefix, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
@@ -53,6 +67,7 @@ export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, 
       await new Promise((r) => child.once('exit', r));
       rmSync(dataDir, { recursive: true, force: true });
       await db?.drop();
+      if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, o.env?.HEADWATER_STREAM_PREFIX ?? prefix);
     },
   };
 }
