@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, poll, uid, type TestServer } from './helpers/server.js';
 import { consenting, deployJourneys, ended, executions, fire, untilExecutions } from './helpers/journeys.js';
-import { deleteStreams, serversFromEnv, startProc, stopProc, type ChildProc } from './helpers/topology.js';
+import { serversFromEnv, startProc, stopProc, type ChildProc } from './helpers/topology.js';
+import { deleteStreams } from './helpers/streams.js';
 
 const servers = await serversFromEnv();
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { seedDataDir } from './seed.js';
+import { deleteStreams } from './streams.js';
 
 export interface TestServer {
   url: string;
@@ -30,16 +31,23 @@ export async function startServer(extraArgs: string[] = [], env: Record<string, 
   const { loadConfig } = await import('../../api/config.js');
   const { createLogger } = await import('../../lib/log.js');
   const { startService } = await import('../../api/service.js');
+  const prefix = `t${randomBytes(5).toString('hex')}`;
   const config = loadConfig(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', operatorToken, ...extraArgs],
     // With a shared NATS server, each test server gets streams of its own: its events must land in
     // its own embedded ClickHouse, not in another test process's.
-    { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
+    { ...process.env, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn', HEADWATER_STREAM_PREFIX: prefix, ...env });
   // An embedded store starts from a migrated copy, unless the test brings a directory with data.
   if (!config.databaseUrl) await seedEmbedded(config.dataDir);
   const svc = await startService(config, createLogger(config.logLevel));
+  // Streams of its own are deleted with it; streams a test named (shared with a worker) are the test's.
+  const own = config.natsUrl && env.HEADWATER_STREAM_PREFIX === undefined ? config.natsUrl : undefined;
   return {
     url: svc.url, operatorToken, dataDir, databaseUrl: config.databaseUrl ?? undefined,
-    async close() { await svc.close(); rmSync(dataDir, { recursive: true, force: true }); },
+    async close() {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (own) await deleteStreams(own, prefix);
+    },
   };
 }
 

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { BIN, NODE_ARGS } from './serve.js';
 import { seedEmbedded, startServer } from './server.js';
+import { deleteStreams, streamsLeft } from './streams.js';
 
 export type TopologyKind = 'in-process' | 'serve' | 'serve+worker';
 
@@ -98,32 +99,6 @@ export function stopProc(p: ChildProc, graceMs = 8_000): Promise<void> {
     p.child.once('exit', () => { clearTimeout(kill); clearTimeout(hard); resolve(); });
     p.child.kill('SIGTERM');
   });
-}
-
-async function withJsm<T>(natsUrl: string, fn: (jsm: any, names: any) => Promise<T>, prefix: string): Promise<T> {
-  const { connect } = await import('@nats-io/transport-node');
-  const { jetstreamManager } = await import('@nats-io/jetstream');
-  const { streamNames } = await import('../../pipeline/stream/mod.js');
-  const nc = await connect({ servers: natsUrl, timeout: 2_000 });
-  try { return await fn(await jetstreamManager(nc), streamNames(prefix)); } finally { await nc.close(); }
-}
-
-/** Deletes the ingest and event streams of `prefix` (best effort). */
-export async function deleteStreams(natsUrl: string, prefix: string): Promise<void> {
-  try {
-    await withJsm(natsUrl, async (jsm, names) => {
-      await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-      await jsm.streams.delete(names.eventsStream).catch(() => undefined);
-    }, prefix);
-  } catch { /* best effort */ }
-}
-
-/** Messages in the ingest and event streams of `prefix` (work queues: unfinished work). */
-export function streamsLeft(natsUrl: string, prefix: string): Promise<{ ingest: number; events: number }> {
-  return withJsm(natsUrl, async (jsm, names) => {
-    const [a, b] = await Promise.all([jsm.streams.info(names.ingestStream), jsm.streams.info(names.eventsStream)]);
-    return { ingest: a.state.messages as number, events: b.state.messages as number };
-  }, prefix);
 }
 
 /** Starts a topology; `close()` stops its processes, removes its directories and deletes its streams. */
