@@ -17,10 +17,10 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export interface Served { url: string; token: string; pid: number; close(): Promise<void> }
 
 /**
- * A database of its own on the server DATABASE_URL names, dropped by `drop()`: a bench run starts
+ * A database of its own on the Postgres server `url` names, dropped by `drop()`: a bench run starts
  * from an empty store and leaves nothing behind in the database it was given.
  */
-async function benchDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function benchDatabase(url: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `headwater_bench_${randomBytes(4).toString('hex')}`;
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: url });
@@ -30,7 +30,7 @@ async function benchDatabase(url: string): Promise<{ url: string; drop(): Promis
   await admin(`CREATE DATABASE ${name}`);
   const u = new URL(url);
   u.pathname = `/${name}`;
-  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { name, url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /** Deletes the server's streams (its own prefix) from the NATS server at `url`. */
@@ -67,7 +67,8 @@ export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, 
       await new Promise((r) => child.once('exit', r));
       rmSync(dataDir, { recursive: true, force: true });
       await db?.drop();
-      if (process.env.NATS_URL) await deleteStreams(process.env.NATS_URL, o.env?.HEADWATER_STREAM_PREFIX ?? prefix);
+      // Only streams of its own: a prefix the caller named is the caller's.
+      if (process.env.NATS_URL && o.env?.HEADWATER_STREAM_PREFIX === undefined) await deleteStreams(process.env.NATS_URL, prefix);
     },
   };
 }

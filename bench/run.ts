@@ -45,18 +45,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { findWrk, type LoadSettings } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
 import { parseArgs, serverNodeArgs } from './run-args.js';
 import {
-  BENCH_DIST, ROOT, hex, http, killAllSync, killChild, natsWarnings, reachable, sharedStreamPullers, startChild, startPrivateNats,
+  BENCH_DIST, ROOT, http, killAllSync, killChild, natsWarnings, reachable, sharedStreamPullers, startChild, startPrivateNats,
   stopServer, headwaterFixture, type Fixture, type Server,
 } from './run-servers.js';
 import {
   BATCH_SCENARIOS, batchShape, isBatch, kinds, line, measure, natsPids, pgDatabases, replaySource, type Scenario, type ScenarioResult,
 } from './run-measure.js';
 import { gitState, report, type Skip } from './run-report.js';
+import { benchDatabase } from './child.js';
 
 /**
  * The servers measured before headwater, in this order: `only` is their --only key, `pg` / `nats`
@@ -96,7 +96,7 @@ async function main() {
   const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
-  let benchDb: { name: string; adminUrl: string } | undefined;
+  let benchDb: Awaited<ReturnType<typeof benchDatabase>> | undefined;
   let createBench: CreateBench | undefined;
   let privateNats: { url: string; child: ChildProcess } | undefined;
 
@@ -190,19 +190,14 @@ async function main() {
           continue;
         }
         // A fresh database per run, so each run starts from the same (empty) state; dropped after.
-        const name = `headwater_bench_${hex(4)}`;
-        const admin = new pg.Client({ connectionString: dbUrl });
         try {
-          await admin.connect();
-          await admin.query(`CREATE DATABASE ${name}`);
-          benchDb = { name, adminUrl: dbUrl };
-          pgDatabases.push(name);
-          const u = new URL(dbUrl); u.pathname = `/${name}`;
-          env.DATABASE_URL = u.toString();
+          benchDb = await benchDatabase(dbUrl);
+          pgDatabases.push(benchDb.name);
+          env.DATABASE_URL = benchDb.url;
         } catch (err) {
           process.stdout.write(`  (cannot create a bench database: ${(err as Error).message}; using ${dbUrl} as given)\n`);
           env.DATABASE_URL = dbUrl;
-        } finally { await admin.end().catch(() => {}); }
+        }
         env.NATS_URL = useNats;
         // headwater's stream and consumer names are fixed: every headwater process on this NATS
         // server shares one work queue, and a call pulled by another process (another database)
@@ -326,10 +321,7 @@ async function main() {
       if (c.exitCode === null && c.signalCode === null) await new Promise<void>((r) => { c.once('exit', () => r()); killChild(c, 'SIGKILL'); });
     }
     if (benchDb) {
-      const admin = new pg.Client({ connectionString: benchDb.adminUrl });
-      try { await admin.connect(); await admin.query(`DROP DATABASE IF EXISTS ${benchDb.name} WITH (FORCE)`); }
-      catch (err) { process.stdout.write(`  (could not drop ${benchDb.name}: ${(err as Error).message})\n`); }
-      finally { await admin.end().catch(() => {}); }
+      await benchDb.drop().catch((err: Error) => process.stdout.write(`  (could not drop ${benchDb!.name}: ${err.message})\n`));
     }
     rmSync(tmp, { recursive: true, force: true });
   }
