@@ -54,15 +54,20 @@ export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, 
   const prefix = `b${randomBytes(4).toString('hex')}`;
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--operator-token', token],
     { cwd: ROOT, env: { ...process.env, ...(db ? { DATABASE_URL: db.url } : {}), HEADWATER_LOG_LEVEL: 'info', HEADWATER_STREAM_PREFIX: prefix, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The output's tail: shown when the server exits before it is closed (a crash mid-bench).
+  let buf = '';
+  let closing = false;
+  const keep = (c: Buffer) => { buf = (buf + c).slice(-8000); };
   const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c) => { buf += c; const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
-    child.stderr!.on('data', (c) => { buf += c; });
+    child.stdout!.on('data', (c) => { keep(c); const m = /"url":"(http:\/\/[^"]+)"/.exec(buf); if (m) resolve(m[1]!); });
+    child.stderr!.on('data', keep);
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf.slice(-2000)}`)));
   }).catch(async (err) => { await db?.drop().catch(() => {}); throw err; });
+  child.once('exit', (code, signal) => { if (!closing) console.error(`bench: the server exited (${code ?? signal}) before it was closed; its last output:\n${buf.slice(-4000)}`); });
   return {
     url, token, pid: child.pid!,
     async close() {
+      closing = true;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
       rmSync(dataDir, { recursive: true, force: true });

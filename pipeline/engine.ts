@@ -165,6 +165,10 @@ function piscinaRunner(o: EngineOptions): Runner {
     filename: o.workerModule,
     workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
     minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
+    // An idle thread keeps its event loop running (Piscina's default blocks it in Atomics.wait):
+    // its pg clients see a dropped connection, and the collection that returns a burst's memory
+    // runs (workers/idle-gc.ts).
+    atomics: 'async',
   });
   return {
     stats: () => ({ threads: pool.threads.length, utilization: pool.utilization, queued: pool.queueSize }),

@@ -8,6 +8,7 @@ import { processBatch } from '../pipeline/process.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { BatchOutcome, IngestCall, TaskFailure } from '../pipeline/types.js';
+import { IdleGc } from './idle-gc.js';
 
 const { connection, connections } = workerData as { connection: PgConnection; connections: number };
 const pool = createPool(connection, connections);
@@ -15,13 +16,17 @@ const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
-
+// A burst's garbage is given back once the thread goes quiet (idle-gc.ts).
+const idle = new IdleGc();
 
 export default async function run(calls: IngestCall[]): Promise<BatchOutcome | TaskFailure> {
+  idle.begin();
   try {
     return await processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
   } catch (e) {
     const code = (e as { code?: unknown } | null)?.code;
     return { failed: { message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) } };
+  } finally {
+    idle.end();
   }
 }

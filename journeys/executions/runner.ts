@@ -116,8 +116,11 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   // start-up counts against no deadline of its host calls or props checks.
   let threads: Promise<Threads> | null = null;
   const startThreads = async (): Promise<Threads> => {
+    // 'async' atomics: an idle thread keeps its event loop running (Piscina's default blocks it in
+    // Atomics.wait), so the thread's timers fire while it waits for work, as the collection that
+    // returns a burst's memory does (workers/idle-gc.ts).
     const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
-      filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD,
+      filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD, atomics: 'async',
     }));
     // propsSchemas are checked on threads of their own: a check is aborted at its activation's
     // deadline, which ends the thread it runs on, and must take no activation down with it. One
