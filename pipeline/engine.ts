@@ -14,6 +14,7 @@ import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
 import { isolate } from './isolate.js';
+import { QuietCollector } from './quiet-collect.js';
 import type { BatchOutcome, EventRecord, IngestCall } from './types.js';
 import type { TaskFailure } from './types.js';
 import type { IngestStream, EventStream } from './stream/mod.js';
@@ -165,18 +166,16 @@ function piscinaRunner(o: EngineOptions): Runner {
     filename: o.workerModule,
     workerData: { connection: o.connection, connections: o.connectionsPerThread ?? 4 },
     minThreads: o.threads, maxThreads: o.threads, idleTimeout: 60_000,
-    // An idle thread keeps its event loop running (Piscina's default blocks it in Atomics.wait):
-    // its pg clients see a dropped connection, and the collection that returns a burst's memory
-    // runs (workers/idle-gc.ts).
-    atomics: 'async',
   });
+  // A burst's memory is given back once the pool has run nothing for 5 s (quiet-collect.ts).
+  const quiet = new QuietCollector({ run: (task) => pool.run(task), threads: o.threads });
   return {
     stats: () => ({ threads: pool.threads.length, utilization: pool.utilization, queued: pool.queueSize }),
     async run(calls) {
-      const out = await pool.run(calls) as BatchOutcome | TaskFailure;
+      const out = await quiet.around(() => pool.run(calls) as Promise<BatchOutcome | TaskFailure>);
       if ('failed' in out) throw Object.assign(new Error(out.failed.message), out.failed.code ? { code: out.failed.code } : {});
       return out;
     },
-    close: () => pool.destroy(),
+    close: () => { quiet.close(); return pool.destroy(); },
   };
 }

@@ -1,57 +1,77 @@
-// A worker thread gives a burst's memory back once it goes quiet (workers/idle-gc.ts), in a Piscina
-// pool set up as the ingestion and journey pools are (`atomics: 'async'`).
-import t from 'tap';
+// A pool's threads give a burst's memory back once the pool has run nothing for 5 s
+// (pipeline/quiet-collect.ts sends the collect tasks, workers/idle-gc.ts runs them), in Piscina
+// pools set up as the ingestion and journey pools are (default atomics: idle threads are blocked).
+import t, { type Test } from 'tap';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { QuietCollector } from '../pipeline/quiet-collect.js';
+import type { CollectReport } from './helpers/idle-gc-task.js';
 
-t.test('an idle thread returns the heap its burst grew', async (t) => {
-  const pool = new Piscina({ filename: new URL('./helpers/idle-gc-task.js', import.meta.url).href, minThreads: 1, maxThreads: 1, atomics: 'async' });
+const TASK = new URL('./helpers/idle-gc-task.js', import.meta.url).href;
+
+function listen(t: Test): CollectReport[] {
+  const reports: CollectReport[] = [];
   const channel = new BroadcastChannel('idle-gc-test');
-  const reports: { total: number; collections: number }[] = [];
-  channel.onmessage = (m: unknown) => { reports.push((m as { data: { total: number; collections: number } }).data); };
-  t.teardown(async () => { channel.close(); await pool.destroy(); });
+  channel.onmessage = (m: unknown) => { reports.push((m as { data: CollectReport }).data); };
+  t.teardown(() => channel.close());
+  return reports;
+}
 
-  await pool.run(3_000_000);
-  reports.length = 0;
-  const wait = async (done: (r: { total: number; collections: number }) => boolean, ms: number) => {
-    const until = Date.now() + ms;
-    while (Date.now() < until) {
-      const last = reports[reports.length - 1];
-      if (last && done(last)) return last;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return reports[reports.length - 1];
-  };
-  const grown = await wait(() => true, 2_000);
-  t.ok(grown, 'the thread reports its heap');
-  t.equal(grown!.collections, 0, 'no collection while the quiet spell has not passed');
-  t.ok(grown!.total > 24 * 1024 * 1024, `the burst grew the heap (${(grown!.total / 1e6).toFixed(1)} MB)`);
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+}
 
-  const after = await wait((r) => r.collections > 0 && r.total < grown!.total - 16 * 1024 * 1024, 20_000);
-  t.ok(after!.collections >= 1 && after!.collections <= 2, `one or two collections (${after!.collections})`);
-  t.ok(after!.total < grown!.total - 16 * 1024 * 1024, `heap ${(grown!.total / 1e6).toFixed(1)} -> ${(after!.total / 1e6).toFixed(1)} MB`);
+t.test('a quiet pool\'s thread returns the heap its burst grew', async (t) => {
+  const pool = new Piscina({ filename: TASK, minThreads: 1, maxThreads: 1 });
+  const quiet = new QuietCollector({ run: (task) => pool.run(task), threads: 1 });
+  const reports = listen(t);
+  t.teardown(async () => { quiet.close(); await pool.destroy(); });
 
-  // Quiet again without new work: nothing more is collected.
-  const n = after!.collections;
-  await pool.run(1);
-  const later = await wait((r) => r.collections > n, 7_000);
-  t.equal(later!.collections, n, 'a quiet spell without heap growth runs no collection');
+  await quiet.around(() => pool.run(3_000_000));
+  const grown = await pool.run('stats') as { total: number; collections: number };
+  t.equal(grown.collections, 0, 'no collection before the pool has been quiet for 5 s');
+  t.ok(grown.total > 24 * 1024 * 1024, `the burst grew the heap (${(grown.total / 1e6).toFixed(1)} MB)`);
+
+  await until(() => reports.some((r) => r.answer === 'collected'), 20_000);
+  const last = reports[reports.length - 1];
+  t.ok(last && last.answer === 'collected', `collected (answers: ${reports.map((r) => r.answer).join(', ')})`);
+  t.ok(reports.length <= 2, 'at most two collect tasks per quiet spell');
+  t.ok(last!.after < grown.total - 16 * 1024 * 1024, `heap ${(grown.total / 1e6).toFixed(1)} -> ${(last!.after / 1e6).toFixed(1)} MB`);
+
+  // Quiet again after work that grew nothing: the thread is asked, and skips.
+  const n = reports.length;
+  await quiet.around(() => pool.run(1));
+  await until(() => reports.length > n, 10_000);
+  t.same(reports.slice(n).map((r) => r.answer), ['skipped'], 'a quiet spell without heap growth runs no collection');
+  t.equal((await pool.run('stats') as { collections: number }).collections, last!.collections, 'no further collection');
 });
 
-t.test('threads that go quiet together each collect, and none fails', async (t) => {
-  // Two threads' first collections run at the same moment: the collector they share must not race.
-  const pool = new Piscina({ filename: new URL('./helpers/idle-gc-task.js', import.meta.url).href, minThreads: 2, maxThreads: 2, atomics: 'async' });
+t.test('work during the quiet spell puts the collection off', async (t) => {
+  const pool = new Piscina({ filename: TASK, minThreads: 1, maxThreads: 1 });
+  const quiet = new QuietCollector({ run: (task) => pool.run(task), threads: 1, quietMs: 1_000 });
+  const reports = listen(t);
+  t.teardown(async () => { quiet.close(); await pool.destroy(); });
+  await quiet.around(() => pool.run(2_000_000));
+  const started = Date.now();
+  // A task every 300 ms for 2.4 s keeps the pool from being quiet for 1 s.
+  for (let i = 0; i < 8; i++) { await quiet.around(() => pool.run(1_000)); await new Promise((r) => setTimeout(r, 300)); }
+  t.same(reports, [], 'no collection while work keeps coming');
+  await until(() => reports.length > 0, 10_000);
+  t.ok(reports.length > 0 && Date.now() - started >= 2_400, 'collected once the work stopped');
+});
+
+t.test('every thread of a quiet pool collects, at the same moment, and none fails', async (t) => {
+  // The threads collect at once: the collector they share (the --expose-gc flag) must not race.
+  const pool = new Piscina({ filename: TASK, minThreads: 2, maxThreads: 2 });
+  const quiet = new QuietCollector({ run: (task) => pool.run(task), threads: 2 });
   const errors: unknown[] = [];
   pool.on('error', (e) => errors.push(e));
-  const channel = new BroadcastChannel('idle-gc-test');
-  const last = new Map<number, { total: number; collections: number }>();
-  channel.onmessage = (m: unknown) => { const d = (m as { data: { threadId: number; total: number; collections: number } }).data; last.set(d.threadId, d); };
-  t.teardown(async () => { channel.close(); await pool.destroy(); });
-  await Promise.all([pool.run(3_000_000), pool.run(3_000_000)]);
-  const until = Date.now() + 20_000;
-  while (Date.now() < until && !(last.size === 2 && [...last.values()].every((r) => r.collections > 0))) await new Promise((r) => setTimeout(r, 100));
-  t.equal(last.size, 2, 'both threads report');
-  t.ok([...last.values()].every((r) => r.collections > 0), `both collected (${[...last.values()].map((r) => r.collections).join(', ')})`);
+  const reports = listen(t);
+  t.teardown(async () => { quiet.close(); await pool.destroy(); });
+  await Promise.all([quiet.around(() => pool.run(3_000_000)), quiet.around(() => pool.run(3_000_000))]);
+  await until(() => new Set(reports.filter((r) => r.collections > 0).map((r) => r.threadId)).size === 2, 20_000);
+  t.equal(new Set(reports.filter((r) => r.collections > 0).map((r) => r.threadId)).size, 2, `both threads collected (${reports.map((r) => `${r.threadId}:${r.answer}`).join(', ')})`);
   t.same(errors, [], 'no thread failed');
   t.equal(pool.threads.length, 2, 'both threads still run');
 });

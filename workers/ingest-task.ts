@@ -8,7 +8,8 @@ import { processBatch } from '../pipeline/process.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { BatchOutcome, IngestCall, TaskFailure } from '../pipeline/types.js';
-import { IdleGc } from './idle-gc.js';
+import { isCollectTask, type CollectAnswer, type CollectTask } from '../pipeline/quiet-collect.js';
+import { HeapCollector } from './idle-gc.js';
 
 const { connection, connections } = workerData as { connection: PgConnection; connections: number };
 const pool = createPool(connection, connections);
@@ -16,17 +17,16 @@ const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
-// A burst's garbage is given back once the thread goes quiet (idle-gc.ts).
-const idle = new IdleGc();
+// A burst's garbage is given back when the pool has gone quiet (idle-gc.ts).
+const heap = new HeapCollector();
 
-export default async function run(calls: IngestCall[]): Promise<BatchOutcome | TaskFailure> {
-  idle.begin();
+
+export default async function run(calls: IngestCall[] | CollectTask): Promise<BatchOutcome | TaskFailure | CollectAnswer> {
+  if (isCollectTask(calls)) return heap.collect(calls.collect.last);
   try {
     return await processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
   } catch (e) {
     const code = (e as { code?: unknown } | null)?.code;
     return { failed: { message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) } };
-  } finally {
-    idle.end();
   }
 }

@@ -5,17 +5,15 @@
 import { createEngine, type Activation, type RenderResult } from '../journeys/runtime/mod.js';
 import type { JournalResult } from '../schemas/mod.js';
 import type { HostAnswer, HostRequest, JourneyTask } from '../journeys/executions/mod.js';
-import { IdleGc } from './idle-gc.js';
+import { isCollectTask, type CollectAnswer, type CollectTask } from '../pipeline/quiet-collect.js';
+import { HeapCollector } from './idle-gc.js';
 
 const engine = await createEngine();
-// A burst's garbage is given back once the thread goes quiet (idle-gc.ts).
-const idle = new IdleGc();
+// A burst's garbage is given back when the thread has gone quiet (idle-gc.ts).
+const heap = new HeapCollector();
 
-export default function run(task: JourneyTask): Promise<Activation | RenderResult | null> {
-  return idle.around(() => perform(task));
-}
-
-async function perform(task: JourneyTask): Promise<Activation | RenderResult | null> {
+export default async function run(task: JourneyTask | CollectTask): Promise<Activation | RenderResult | CollectAnswer | null> {
+  if (isCollectTask(task)) return heap.collect(task.collect.last);
   if (task.kind === 'warm') return null;
   if (task.kind === 'render') return engine.render(task.input);
   const port = task.port;

@@ -10,6 +10,7 @@ import type { Logger } from '../../lib/log.js';
 import { ACTIVATIONS_PER_THREAD, type Activation, type Limits, type RenderResult } from '../runtime/mod.js';
 import type { JournalEntry } from '../../schemas/mod.js';
 import { newId } from '../../pipeline/ids.js';
+import { QuietCollector } from '../../pipeline/quiet-collect.js';
 import { versionModule } from '../definitions/mod.js';
 import type { CallResult, IngestCall } from '../../pipeline/types.js';
 import { createHost, type EmailMessage, type HostExecution } from './host.js';
@@ -89,10 +90,16 @@ export function stickyIndex(id: string, n: number): number {
   return (h >>> 0) % n;
 }
 
-/** The runner's threads: one single-thread pool per journey thread, and the props-check pool. */
-interface Threads { pools: Piscina[]; props: Piscina }
+/**
+ * One journey thread: a single-thread pool, and what returns a burst's memory once it has run
+ * nothing for 5 s (pipeline/quiet-collect.ts).
+ */
+interface JourneyThread { pool: Piscina; quiet: QuietCollector }
 
-const destroyThreads = (t: Threads) => Promise.all([...t.pools.map((p) => p.destroy()), t.props.destroy()]);
+/** The runner's threads: the journey threads, and the props-check pool. */
+interface Threads { pools: JourneyThread[]; props: Piscina }
+
+const destroyThreads = (t: Threads) => Promise.all([...t.pools.map((p) => { p.quiet.close(); return p.pool.destroy(); }), t.props.destroy()]);
 
 export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
@@ -116,19 +123,17 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   // start-up counts against no deadline of its host calls or props checks.
   let threads: Promise<Threads> | null = null;
   const startThreads = async (): Promise<Threads> => {
-    // 'async' atomics: an idle thread keeps its event loop running (Piscina's default blocks it in
-    // Atomics.wait), so the thread's timers fire while it waits for work, as the collection that
-    // returns a burst's memory does (workers/idle-gc.ts).
-    const pools = Array.from({ length: Math.max(1, o.threads) }, () => new Piscina({
-      filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD, atomics: 'async',
-    }));
+    const pools = Array.from({ length: Math.max(1, o.threads) }, (): JourneyThread => {
+      const pool = new Piscina({ filename: o.taskModule, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, concurrentTasksPerWorker: PER_THREAD });
+      return { pool, quiet: new QuietCollector({ run: (task) => pool.run(task), threads: 1 }) };
+    });
     // propsSchemas are checked on threads of their own: a check is aborted at its activation's
     // deadline, which ends the thread it runs on, and must take no activation down with it. One
     // thread is kept (it idles without CPU).
     const props = new Piscina({ filename: o.propsTaskModule, minThreads: 1, maxThreads: Math.max(1, o.threads), idleTimeout: 60_000 });
     const t: Threads = { pools, props };
     try {
-      await Promise.all([...pools.map((p) => p.run({ kind: 'warm' } satisfies JourneyTask)), props.run(PROPS_WARM_UP)]);
+      await Promise.all([...pools.map((p) => p.pool.run({ kind: 'warm' } satisfies JourneyTask)), props.run(PROPS_WARM_UP)]);
     } catch (err) {
       await destroyThreads(t);
       throw err;
@@ -141,8 +146,10 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const poolOf = (t: Threads, executionId: string) => t.pools[stickyIndex(executionId, t.pools.length)]!;
   const checkProps = (t: Threads) => (input: PropsInput, deadline: number) =>
     t.props.run(input, { signal: AbortSignal.timeout(Math.max(0, deadline - Date.now())) }) as Promise<PropsCheck>;
-  const render = (t: Threads) => (code: string, props: Record<string, unknown>) =>
-    t.pools[rr++ % t.pools.length]!.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>;
+  const render = (t: Threads) => (code: string, props: Record<string, unknown>) => {
+    const jt = t.pools[rr++ % t.pools.length]!;
+    return jt.quiet.around(() => jt.pool.run({ kind: 'render', input: { code, props, limits: o.limits } } satisfies JourneyTask) as Promise<RenderResult>);
+  };
   const codes = new Map<string, string>();
   const submit = batchSubmits(o.submit);
   const saver = createSaver(o.pool);
@@ -192,7 +199,8 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
         kind: 'activate', port: port2,
         input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
       };
-      return await poolOf(t, row.id).run(task, { transferList: [port2] }) as Activation;
+      const jt = poolOf(t, row.id);
+      return await jt.quiet.around(() => jt.pool.run(task, { transferList: [port2] }) as Promise<Activation>);
     } finally {
       port1.close();
     }
