@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { streamNames } from '../pipeline/stream/mod.js';
+import { deleteStreams, streamNames } from '../pipeline/stream/mod.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,13 +34,9 @@ export async function benchDatabase(url: string): Promise<{ name: string; url: s
 }
 
 /** Deletes the server's streams (its own prefix) from the NATS server at `url`. */
-async function deleteStreams(url: string, prefix: string): Promise<void> {
+async function deleteOwnStreams(url: string, prefix: string): Promise<void> {
   const nc = await connect({ servers: url });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const names = streamNames(prefix);
-    for (const name of [names.ingestStream, names.eventsStream]) await jsm.streams.delete(name).catch(() => false);
-  } finally { await nc.close(); }
+  try { await deleteStreams(await jetstreamManager(nc), streamNames(prefix)); } finally { await nc.close(); }
 }
 
 /**
@@ -73,7 +69,7 @@ export async function spawnServe(o: { nodeArgs?: string[]; env?: Record<string, 
       rmSync(dataDir, { recursive: true, force: true });
       await db?.drop();
       // Only streams of its own: a prefix the caller named is the caller's.
-      if (process.env.NATS_URL && o.env?.HEADWATER_STREAM_PREFIX === undefined) await deleteStreams(process.env.NATS_URL, prefix);
+      if (process.env.NATS_URL && o.env?.HEADWATER_STREAM_PREFIX === undefined) await deleteOwnStreams(process.env.NATS_URL, prefix);
     },
   };
 }

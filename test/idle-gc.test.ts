@@ -6,6 +6,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { QuietCollector } from '../pipeline/quiet-collect.js';
 import type { CollectReport } from './helpers/idle-gc-task.js';
+import { poll } from './helpers/server.js';
 
 const TASK = new URL('./helpers/idle-gc-task.js', import.meta.url).href;
 
@@ -17,10 +18,8 @@ function listen(t: Test): CollectReport[] {
   return reports;
 }
 
-async function until(done: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-}
+/** Waits until `done()` holds (or `ms` passed): the reports arrive on the channel meanwhile. */
+const until = (done: () => boolean, ms: number) => poll(async () => done(), (v) => v, ms);
 
 t.test('a quiet pool\'s thread returns the heap its burst grew', async (t) => {
   const pool = new Piscina({ filename: TASK, minThreads: 1, maxThreads: 1 });

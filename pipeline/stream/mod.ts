@@ -5,6 +5,6 @@ export type { InProcessOptions } from './inprocess.js';
 export { createJetStreams } from './jetstream.js';
 export type { JetStreamOptions } from './jetstream.js';
 export { StreamUnavailableError } from './errors.js';
-export { streamNames } from './setup.js';
+export { deleteStreams, streamNames } from './setup.js';
 export type { StreamNames } from './setup.js';
 export type { SubmitOptions, StreamLag, IngestStream, EventStream, IngestHandler, IngestBatchInfo, EventHandler, ConsumeOptions, Consumer } from './types.js';

@@ -71,3 +71,11 @@ export async function ensureStreams(jsm: JetStreamManager, names: StreamNames): 
     await addOrUpdate(() => jsm.consumers.add(stream, ccfg), () => jsm.consumers.update(stream, durable, ccfg));
   }
 }
+
+/**
+ * Deletes the ingest and event streams `ensureStreams` made (their consumers go with them); a stream
+ * that is already gone, or a refusal, is passed over. For tools that give each run streams of its own.
+ */
+export async function deleteStreams(jsm: JetStreamManager, names: StreamNames): Promise<void> {
+  for (const name of [names.ingestStream, names.eventsStream]) await jsm.streams.delete(name).catch(() => false);
+}

@@ -11,10 +11,8 @@ async function withJsm<T>(natsUrl: string, fn: (jsm: any, names: any) => Promise
 /** Deletes the ingest and event streams of `prefix` (best effort). */
 export async function deleteStreams(natsUrl: string, prefix: string): Promise<void> {
   try {
-    await withJsm(natsUrl, async (jsm, names) => {
-      await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-      await jsm.streams.delete(names.eventsStream).catch(() => undefined);
-    }, prefix);
+    const { deleteStreams: deleteBoth } = await import('../../pipeline/stream/mod.js');
+    await withJsm(natsUrl, (jsm, names) => deleteBoth(jsm, names), prefix);
   } catch { /* best effort */ }
 }
 
