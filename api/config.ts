@@ -89,12 +89,12 @@ export const OPTIONS: Opt[] = [
   { key: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'HEADWATER_WEBHOOK_CONCURRENCY', def: '64', kind: 'int', help: 'outbound webhook requests in flight per process' },
   { key: 'webhookConcurrencyPerWebhook', flag: '--webhook-concurrency-per-webhook', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_WEBHOOK', def: '8', kind: 'int', help: 'requests in flight per webhook per process, so a slow receiver holds only its own slots' },
   { key: 'webhookConcurrencyPerOrg', flag: '--webhook-concurrency-per-org', env: 'HEADWATER_WEBHOOK_CONCURRENCY_PER_ORG', def: '32', kind: 'int', help: 'requests in flight per org per process (at most the concurrency), so one org\'s slow receivers leave the other slots to other orgs; due deliveries are taken round-robin across orgs' },
-  { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled for work enqueued by other processes or due for retry, milliseconds; embedded (the database\'s only user) it is not polled: the sender wakes on work and at the earliest retry or lease end (60 s at most), and this is only the pause after a failed pass' },
+  { key: 'webhookPollMs', flag: '--webhook-poll-ms', env: 'HEADWATER_WEBHOOK_POLL_MS', def: '1000', kind: 'int', help: 'how often the delivery outbox is polled while this process cannot be told of work other processes enqueued (its LISTEN connection to PostgreSQL is down), and the pause after a failed pass, milliseconds; otherwise the sender wakes on work and at the earliest retry or lease end' },
   { key: 'smtpUrl', flag: '--smtp-url', env: 'SMTP_URL', def: undefined, kind: 'string', help: 'SMTP transport for journey e-mail (smtp://user:pass@host:587, smtps://...); when unset e-mails are kept in the local outbox (status stored), never sent' },
   { key: 'emailFrom', flag: '--email-from', env: 'HEADWATER_EMAIL_FROM', def: 'headwater@localhost', kind: 'string', help: 'From address of journey e-mail (also the domain of its Message-ID)' },
   { key: 'emailAttempts', flag: '--email-attempts', env: 'HEADWATER_EMAIL_ATTEMPTS', def: '5', kind: 'int', help: 'attempts per e-mail, the first included (at least 1); an SMTP 5xx answer fails it at once' },
   { key: 'emailRetryBaseMs', flag: '--email-retry-base-ms', env: 'HEADWATER_EMAIL_RETRY_BASE_MS', def: '30000', kind: 'int', help: 'wait before the second e-mail attempt, milliseconds; each later wait is 4 times longer (+-20 % jitter, at most a day)' },
-  { key: 'emailPollMs', flag: '--email-poll-ms', env: 'HEADWATER_EMAIL_POLL_MS', def: '1000', kind: 'int', help: 'how often the e-mail outbox is polled for work enqueued by other processes or due for retry, milliseconds; embedded (the database\'s only user) it is not polled: the sender wakes on work and at the earliest retry or lease end (60 s at most), and this is only the pause after a failed pass' },
+  { key: 'emailPollMs', flag: '--email-poll-ms', env: 'HEADWATER_EMAIL_POLL_MS', def: '1000', kind: 'int', help: 'how often the e-mail outbox is polled while this process cannot be told of work other processes enqueued (its LISTEN connection to PostgreSQL is down), and the pause after a failed pass, milliseconds; otherwise the sender wakes on work and at the earliest retry or lease end' },
   { key: 'journeyThreads', flag: '--journey-threads', env: 'HEADWATER_JOURNEY_THREADS', def: '2', kind: 'int', help: 'threads running journey code and e-mail templates in QuickJS (a pool of its own, started with the first activation)' },
   { key: 'journeyFuel', flag: '--journey-fuel', env: 'HEADWATER_JOURNEY_FUEL', def: '1000', kind: 'int', help: 'instruction budget of one journey activation, in interrupt-handler calls (about 10,000 function calls or loop iterations each); journey_fuel_exceeded past it' },
   { key: 'journeyTimeoutMs', flag: '--journey-timeout-ms', env: 'HEADWATER_JOURNEY_TIMEOUT_MS', def: '30000', kind: 'int', help: 'wall-clock budget of one journey activation, host calls included, milliseconds; journey_timeout past it' },
@@ -200,7 +200,7 @@ export function configHelp(): string {
 }
 
 /** The outbound webhook sender's settings (serve and worker run one each). */
-export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' | 'decrypt'> {
+export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' | 'decrypt' | 'wakes'> {
   return {
     attempts: c.webhookAttempts, backoffMs: c.webhookBackoffMs, disableAfter: c.webhookDisableAfter, timeoutMs: c.webhookTimeoutMs,
     concurrency: c.webhookConcurrency, perWebhook: c.webhookConcurrencyPerWebhook, perOrg: c.webhookConcurrencyPerOrg, pollMs: c.webhookPollMs, allowPrivate: c.webhookAllowPrivate,
@@ -208,7 +208,7 @@ export function webhookSettings(c: Config): Omit<SenderOptions, 'pool' | 'log' |
 }
 
 /** The e-mail sender's settings (serve and worker run one each). */
-export function emailSettings(c: Config): Omit<EmailSenderOptions, 'pool' | 'log'> {
+export function emailSettings(c: Config): Omit<EmailSenderOptions, 'pool' | 'log' | 'wakes'> {
   return { smtpUrl: c.smtpUrl, from: c.emailFrom, maxAttempts: c.emailAttempts, retryBaseMs: c.emailRetryBaseMs, pollMs: c.emailPollMs };
 }
 

@@ -20,6 +20,8 @@ export interface MetricSources {
   eventLag: () => Promise<StreamLag>;
   workers: () => PoolStats;
   drops: ReadonlyMap<DropReason, number>;
+  /** Whether the background loops can be told of other processes' work (pipeline/wakes.ts). */
+  listening: () => boolean;
 }
 
 const LATENCY = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5];
@@ -112,6 +114,8 @@ export class ServiceMetrics {
         if (!row) return;
         for (const k of ['executions', 'webhooks', 'emails', 'outbox'] as const) this.set({ kind: k }, Number(row[k]));
       } });
+    new Gauge({ name: 'headwater_work_notifications_listening', help: 'Whether this process is told of work other processes make (1; embedded always): 0 while its LISTEN connection is down and its background loops poll.', registers,
+      collect() { this.set(s.listening() ? 1 : 0); } });
     new Counter({ name: 'headwater_dropped_total', help: 'What this process dropped or collapsed on purpose, by reason (POST /v1/events/reconcile has the totals of every process).', labelNames: ['reason'], registers,
       collect() { this.reset(); for (const [reason, n] of s.drops) this.inc({ reason }, n); } });
   }

@@ -10,6 +10,7 @@ import type { ServiceMetrics } from './metrics.js';
 import type { PgConnection } from '../pipeline/store/postgres.js';
 import type { EventStream, IngestStream } from '../pipeline/stream/mod.js';
 import type { DropCounter } from '../pipeline/drops.js';
+import type { Wakes } from '../pipeline/wakes.js';
 import type { IngestCall, CallResult, EventRecord } from '../pipeline/types.js';
 import { startEngine, type Engine, type EngineOptions } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
@@ -37,8 +38,10 @@ export interface NodeOptions {
   metrics: ServiceMetrics;
   /** Reads the stored webhook secrets (the instance master key). */
   decrypt: (stored: string) => string;
-  /** This process is the database's only user (embedded): loops do not poll for others' work. */
+  /** This process is the database's only user (embedded): leases a previous run left are void. */
   sole?: boolean;
+  /** How the background loops learn of work made in other processes, and tell them of this one's (pipeline/wakes.ts). */
+  wakes: Wakes;
   /** The engine settings only `serve` sets (embedded: inline batches, answers before landing). */
   engine?: Pick<EngineOptions, 'inline' | 'answerBeforeLanding'>;
 }
@@ -67,7 +70,7 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
   // Journeys: landed events start executions and answer waits; the runner activates them.
   const triggers = new TriggerIndex(pool);
   let runner: Runner | undefined;
-  const onLanded = (events: EventRecord[]) => onEventsLanded({ pool, index: triggers, log, notify: () => runner?.notify() }, events);
+  const onLanded = (events: EventRecord[]) => onEventsLanded({ pool, index: triggers, log, notify: () => { runner?.notify(); o.wakes.tell('journeys'); } }, events);
   const closers: Array<() => Promise<void> | void> = [() => triggers.close()];
   const close = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
   try {
@@ -75,21 +78,26 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
     if (o.engine?.answerBeforeLanding && o.ch) await recoverLanding({ pool, ch: o.ch, log, onLanded, drops: o.drops });
     const engine = startEngine({
       ingest: o.streams.ingest, events: o.streams.events, connection: o.connection, pool,
-      threads: config.workers, workerModule: INGEST_TASK, ch: o.ch, log, sole: o.sole,
+      threads: config.workers, workerModule: INGEST_TASK, ch: o.ch, log, wakes: o.wakes,
       eventLingerMs: config.eventLingerMs ?? defaultEventLinger(config), ...o.engine,
       onLanded, drops: o.drops, observe: o.metrics.engine,
     });
     closers.push(() => engine.close());
     // Outbound webhook deliveries: the secrets are read with the shared master key (set
     // HEADWATER_SECRET_KEY on every process; a worker that cannot read a secret leaves it to others).
-    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool, log, decrypt: o.decrypt, sole: o.sole });
+    const webhookSender = startWebhookSender({ ...webhookSettings(config), pool, log, decrypt: o.decrypt, wakes: o.wakes });
     closers.push(() => webhookSender.close());
-    const emailSender = startEmailSender({ ...emailSettings(config), pool, log, sole: o.sole });
+    const emailSender = startEmailSender({ ...emailSettings(config), pool, log, wakes: o.wakes });
     closers.push(() => emailSender.close());
     const journeyRunner = startJourneyRunner({
-      ...journeySettings(config), pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: o.sole,
-      submit: o.submit, webhookNotify: () => webhookSender.notify(),
-      sendEmail: async (m) => { const r = await enqueueEmail(pool, m, { transport: emailSender.transport }); emailSender.notify(); return r; },
+      ...journeySettings(config), pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: o.sole, wakes: o.wakes,
+      submit: o.submit, webhookNotify: () => { webhookSender.notify(); o.wakes.tell('webhooks'); },
+      sendEmail: async (m) => {
+        const r = await enqueueEmail(pool, m, { transport: emailSender.transport });
+        emailSender.notify();
+        o.wakes.tell('email');
+        return r;
+      },
     });
     runner = journeyRunner;
     closers.push(() => journeyRunner.close());

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
+import { openWakes } from '../pipeline/wakes.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import type { Config } from './config.js';
@@ -104,6 +105,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     closers.push(() => chStore.close());
     await migrate(pgStore.pool, chStore.client, log);
+    // Background loops rest until work wakes them: made here, or told by other processes (LISTEN).
+    const wakes = await openWakes({ embedded: pgStore.embedded, connectionString: config.databaseUrl, pool: pgStore.pool, log });
+    closers.push(() => wakes.close());
     // Closed after everything that adds to it (closers run in reverse).
     const drops = new DropCounter(pgStore.pool, log);
     closers.push(() => drops.close());
@@ -139,9 +143,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
     // Every write path (HTTP routes, receiver, Segment routes, journeys) submits through this: calls
     // carrying a suppressed identifier are refused before they reach the stream.
-    // Embedded, every change of a suppression list is made here and reloads it: the check for other
-    // processes' changes (1 s on a server) is a 60 s safety net (docs/journeys-runtime.md, "Idle").
-    const suppressions = new Suppressions(pgStore.pool, pgStore.embedded ? 60_000 : 1000);
+    // Changes of a suppression list made here reload it at once; other processes tell of theirs.
+    const suppressions = new Suppressions(pgStore.pool, wakes);
     closers.push(() => suppressions.close());
     const ingestStream = suppressions.wrap(streams.ingest);
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
@@ -150,7 +153,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // The engine, the journey triggers it tells of landed events, the runner and the senders.
     const node = await startNode({
       config, log, pool: pgStore.pool, connection: pgStore.connection, ch: chStore.client, streams,
-      submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded,
+      submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded, wakes,
       engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding },
     });
     closers.push(() => node.close());
@@ -174,10 +177,10 @@ export async function startService(config: Config, log: Logger): Promise<Service
     closers.push(() => sweeper.close());
 
     // Versions of pushes compile here; embedded, this process is the database's only user.
-    const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded });
+    const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded, wakes });
     closers.push(() => compiler.close());
     const eraser = startEraser({
-      pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded,
+      pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded, wakes,
     });
     closers.push(() => eraser.close());
     const retention = startRetentionSweep({ pool: pgStore.pool, ch: chStore.client, log, everyMs: Math.max(config.retentionSweepMs, 100) });
@@ -226,7 +229,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const admitted = suppressions.wrap(gate);
     metrics.attach({
       pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
-      workers: () => engine.stats(), drops: drops.totals,
+      workers: () => engine.stats(), drops: drops.totals, listening: () => wakes.listening,
     });
     bind('GET', '/metrics', async () => ({ raw: await metrics.text(), contentType: metrics.contentType }));
     if (config.metricsPort !== undefined) {
@@ -235,15 +238,19 @@ export async function startService(config: Config, log: Logger): Promise<Service
     }
     ingestRoutes(bind, { directory, stream: admitted, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: admitted, activity });
-    webhookRoutes(bind, deps, webhookSender);
-    emailRoutes(bind, deps, emailSender);
+    // What a route enqueues wakes this process's loop and is told to the others.
+    webhookRoutes(bind, deps, { notify: () => { webhookSender.notify(); wakes.tell('webhooks'); } });
+    emailRoutes(bind, deps, { transport: emailSender.transport, notify: () => { emailSender.notify(); wakes.tell('email'); } });
     artifactRoutes(bind, deps);
-    pushRoutes(bind, deps, compiler);
+    pushRoutes(bind, deps, { kick: () => { compiler.kick(); wakes.tell('compile'); } });
     journeyRoutes(bind, deps);
     statsRoutes(bind, deps);
     executionRoutes(bind, deps);
     journalRoutes(bind, deps);
-    privacyRoutes(bind, deps, { eraser, suppressions });
+    privacyRoutes(bind, deps, {
+      eraser: { notify: () => { eraser.notify(); wakes.tell('erase'); } },
+      suppressions: { invalidate: async (orgId) => { await suppressions.invalidate(orgId); wakes.tell('suppressions'); } },
+    });
     writeKeyRoutes(bind, deps, writeKeys);
     segmentIngestRoutes(bind, {
       keys: writeKeys, stream: admitted, activity, limits, validators, pool: pgStore.pool, log,

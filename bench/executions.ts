@@ -218,7 +218,10 @@ async function idle() {
       if (!r.meta.hasMore) break;
       cur = r.meta.nextCursor;
     }
-    await sleep(2000);
+    // The window starts after the worker threads' one-time collections of the seeding burst's
+    // garbage (5 s and 10 s after their last task, pipeline/quiet-collect.ts): it measures what
+    // waiting executions cost, not the end of their seeding.
+    await sleep(15_000);
     const c0 = cpuSeconds(srv.pid)!;
     const ct = threadSeconds(srv.pid);
     const w0 = performance.now();

@@ -15,6 +15,7 @@ import { startMetricsServer } from '../api/metrics-server.js';
 import { loadSecrets } from '../pipeline/secrets.js';
 import { Suppressions } from '../pipeline/privacy/mod.js';
 import { startNode } from '../api/node.js';
+import { openWakes } from '../pipeline/wakes.js';
 
 export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
@@ -22,21 +23,23 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });
+  // Background loops rest until work wakes them: made here, or told by other processes (LISTEN).
+  const wakes = await openWakes({ embedded: false, connectionString: config.databaseUrl, pool: pgStore.pool, log });
   const drops = new DropCounter(pgStore.pool, log);
   const metrics = new ServiceMetrics();
   const streams = await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops });
   // A worker serves no operator routes: it neither generates nor accepts an operator token.
   const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: null, secretKey: config.secretKey });
   // Journey writes are refused for suppressed identifiers here too.
-  const suppressions = new Suppressions(pgStore.pool);
+  const suppressions = new Suppressions(pgStore.pool, wakes);
   const ingestStream = suppressions.wrap(streams.ingest);
   // With a ClickHouse server this process lands events too, and so starts journeys and answers waits.
   const node = await startNode({
     config, log, pool: pgStore.pool, connection: pgStore.connection, ch: chStore?.client, streams,
-    submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x),
+    submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), wakes,
   });
   const { engine } = node;
-  metrics.attach({ pool: pgStore.pool, ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(), workers: () => engine.stats(), drops: drops.totals });
+  metrics.attach({ pool: pgStore.pool, ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(), workers: () => engine.stats(), drops: drops.totals, listening: () => wakes.listening });
   // A worker has no HTTP front end: its metrics are served only on the metrics port.
   const metricsServer = config.metricsPort !== undefined
     ? await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType })
@@ -50,6 +53,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
       await streams.ingest.close();
       await streams.events.close();
       await nc.drain().catch(() => nc.close());
+      await wakes.close();
       await chStore?.close();
       await drops.close();
       await pgStore.close();

@@ -10,6 +10,7 @@ import { IdentityCache } from './identity-cache.js';
 import { clearOutbox, SegmentCache, startOutboxRelay } from './segments/mod.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../lib/log.js';
+import type { Wakes } from './wakes.js';
 import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
@@ -48,8 +49,8 @@ export interface EngineOptions {
    * Only for the in-process stream with embedded Postgres, where answered events can be recovered.
    */
   answerBeforeLanding?: boolean;
-  /** This process is the database's only user (embedded): the outbox relay does not poll. */
-  sole?: boolean;
+  /** How the outbox relay rests (pipeline/wakes.ts). */
+  wakes: Wakes;
   /** How long the ClickHouse writer waits to fill an insert (up to 5,000 events), ms (api/node.ts picks it per mode). */
   eventLingerMs: number;
   /**
@@ -125,7 +126,7 @@ export function startEngine(o: EngineOptions): Engine {
     if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
     return out.results;
   }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
-  const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, sole: o.sole });
+  const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, wakes: o.wakes });
   return {
     stats: () => run.stats(),
     async close() {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startServer, call, clockPast, createOrg, expectError, poll, until, uid, type OrgCreds, startWorker, type TestServer } from './helpers/server.js';
 import { deadPort } from './helpers/receiver.js';
 import { startSmtp, type SmtpReceiver } from './helpers/smtp.js';
-import { dbEnv, ownDatabase } from './helpers/db.js';
+import { dbEnv, ownDatabase, tellAsAnotherProcess } from './helpers/db.js';
 import { enqueueEmail } from '../journeys/email/mod.js';
 import { createAppFixture } from './helpers/server.js';
 import { consenting, deployJourneys, ended, execution, fire, untilExecutions } from './helpers/journeys.js';
@@ -52,13 +52,14 @@ const testSend = async (s: TestServer, org: OrgCreds, data: Record<string, unkno
   return r.body.data;
 };
 /**
- * Rows this file writes straight into the database stand for another process's work. An embedded
- * server is its database's only user and does not poll for such work (every enqueue of its own
- * wakes its sender; docs/journeys-runtime.md, "Idle"), so there a test send wakes it: the pass it
- * starts claims every due row. A server on PostgreSQL must find them by polling, unwoken.
+ * Rows this file writes straight into the database stand for another process's work, and this
+ * wakes the server as that process would (docs/journeys-runtime.md, "Idle"). An embedded server is
+ * its database's only user: every enqueue of its own wakes its sender, so a test send does; the pass
+ * it starts claims every due row. A server on PostgreSQL is told over LISTEN/NOTIFY.
  */
-const wakeIfEmbedded = async (s: TestServer, org: OrgCreds) => {
-  if (!s.databaseUrl) await testSend(s, org, { to: 'wake@example.com', subject: 'wake' });
+const wakeAsAnotherProcess = async (s: TestServer, org: OrgCreds) => {
+  if (s.databaseUrl) await tellAsAnotherProcess(s.databaseUrl, 'email');
+  else await testSend(s, org, { to: 'wake@example.com', subject: 'wake' });
 };
 /**
  * `n` later test e-mails, polled until `smtp` has them all: a send claimed before them (a second send
@@ -172,7 +173,7 @@ t.test('with an SMTP transport', async (t) => {
     const b = await enqueueEmail(pool, { ...req, subject: 'changed' });
     t.equal(a.created, true);
     t.same(b, { id: a.id, created: false }, 'the second call answers the first row');
-    await wakeIfEmbedded(s, org);
+    await wakeAsAnotherProcess(s, org);
     const e = await settled(s, org, a.id);
     t.match(e, { status: 'sent', template: 'welcome-email', executionId: 'exe_1', subject: 'Welcome, Ada', html: '<p>Hi <b>Ada</b></p>', text: 'Hi Ada', attempts: 1 });
     t.ok(await markersArrived(s, org, smtp), 'a later e-mail arrived');
@@ -326,14 +327,14 @@ t.test('with an SMTP transport', async (t) => {
     };
     const live = await leased('live', 'a@example.com', '1 hour');
     const expired = await leased('expired', 'b@example.com', '-1 second');
-    await wakeIfEmbedded(s, org);
+    await wakeAsAnotherProcess(s, org);
     const e = await settled(s, org, expired.id);
     t.equal(e.status, 'sent', 'the expired claim was taken and sent');
     t.ok(await markersArrived(s, org, smtp), 'a later e-mail was claimed and sent');
     t.equal((await getEmail(s, org, live.id)).status, 'pending', 'a live claim of another process is left alone');
     t.notOk(smtp.counts().has(`<${live.id}@mail.example.com>`), 'and not sent');
     await pool.query(`UPDATE emails SET lease_until = now() - interval '1 second' WHERE id = $1`, [live.id]);
-    await wakeIfEmbedded(s, org);
+    await wakeAsAnotherProcess(s, org);
     t.equal((await settled(s, org, live.id)).status, 'sent', 'sent once its lease expired');
   });
 });

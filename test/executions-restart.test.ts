@@ -8,6 +8,7 @@ import { call, createAppFixture, createOrg, poll, sleep, startServer, uid, type 
 import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } from './helpers/journeys.js';
 import { startReceiver } from './helpers/receiver.js';
 import { serveBin, type Proc } from './helpers/serve.js';
+import { dbEnv, ownDatabase } from './helpers/db.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
@@ -17,8 +18,9 @@ t.test('a restart while 100 executions sleep: every one completes once afterward
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const key = randomBytes(32).toString('base64url');
   // A restart keeps its configuration: the same stream names, so the events the first process
-  // published and did not land yet are landed by the second.
-  const env = { HEADWATER_STREAM_PREFIX: `r${randomBytes(5).toString('hex')}` };
+  // published and did not land yet are landed by the second. A database of its own: another test
+  // file's server on a shared one would claim these executions when they fall due.
+  const env = { HEADWATER_STREAM_PREFIX: `r${randomBytes(5).toString('hex')}`, ...dbEnv(await ownDatabase(t)) };
   const s1 = await startServer(['--data-dir', dir, '--secret-key', key], env);
   const fx = await createAppFixture(s1);
   const admin = fx.org.sessions.admin;

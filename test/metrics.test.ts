@@ -65,6 +65,8 @@ t.test('the counters follow the calls', async (t) => {
   }
   t.not(sample(after, 'headwater_stream_pending_messages', { stream: 'ingest' }), undefined, 'ingest stream lag');
   t.not(sample(after, 'headwater_backlog', { kind: 'executions' }), undefined, 'runner backlog');
+  // Embedded the process is told of all work; on a shared PostgreSQL its LISTEN connection is up.
+  t.equal(sample(after, 'headwater_work_notifications_listening'), 1, 'work notifications reach this process');
 });
 
 t.test('the metrics port answers without a credential, and nothing else', async (t) => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { startServer, call, createOrg, expectError, poll, type OrgCreds } from './helpers/server.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { enqueueWebhookDelivery } from '../journeys/webhooks/mod.js';
-import { dbEnv, ownDatabase } from './helpers/db.js';
+import { dbEnv, ownDatabase, tellAsAnotherProcess } from './helpers/db.js';
 import { webhookMarkers } from './helpers/outbox.js';
 
 const dbUrl = await ownDatabase(t);
@@ -432,10 +432,11 @@ t.test('journey enqueue by name: idempotent on the key, not_found for an unknown
   t.same(await enqueueWebhookDelivery(pool!, { ...req, webhookName: 'nope', key: 'exe_1:4' }), { ok: false, error: 'not_found' });
   const other = await createOrg(s);
   t.same(await enqueueWebhookDelivery(pool!, { ...req, orgId: other.org.id }), { ok: false, error: 'not_found' }, 'names are per org');
-  // Enqueued behind the server's back, as another process would. An embedded server is its
-  // database's only user and does not poll for such work (docs/journeys-runtime.md, "Idle"):
-  // enabling the (already enabled) webhook wakes its sender. On PostgreSQL the poll finds it.
-  if (!s.databaseUrl) t.equal((await call(s.url, 'PATCH', `/v1/webhooks/${w.id}`, { token: org.sessions.admin, body: { data: { enabled: true } } })).status, 200);
+  // Enqueued behind the server's back, as another process would, and the server woken as that
+  // process would (docs/journeys-runtime.md, "Idle"). An embedded server is its database's only
+  // user: enabling the (already enabled) webhook wakes its sender. On PostgreSQL: NOTIFY.
+  if (s.databaseUrl) await tellAsAnotherProcess(s.databaseUrl, 'webhooks');
+  else t.equal((await call(s.url, 'PATCH', `/v1/webhooks/${w.id}`, { token: org.sessions.admin, body: { data: { enabled: true } } })).status, 200);
   const done = await settled(org, w.id, a.delivery.id);
   t.match(done, { status: 'succeeded', executionId: 'exe_1' });
   const marker = await webhookMarkers(s, org.sessions.admin, w.id, rcv);

@@ -7,7 +7,7 @@ import { notFound } from '../../http/errors.js';
 import { decodeCursor, isString, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
 
-export interface PrivacyDeps { eraser: Eraser; suppressions: Suppressions }
+export interface PrivacyDeps { eraser: Pick<Eraser, 'notify'>; suppressions: Pick<Suppressions, 'invalidate'> }
 
 export function privacyRoutes(bind: Bind, d: Deps, p: PrivacyDeps) {
   bind('POST', '/v1/profiles/{id}/erase', async (req) => {

@@ -9,7 +9,7 @@ import type { Bind, Deps } from './deps.js';
 
 const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
 
-export function pushRoutes(bind: Bind, d: Deps, compiler: Compiler) {
+export function pushRoutes(bind: Bind, d: Deps, compiler: Pick<Compiler, 'kick'>) {
   bind('POST', '/v1/pushes', async (req) => {
     const p = req.principal;
     const { manifest, appId, orgId } = req.body.data;

@@ -11,6 +11,7 @@ import { readArtifact } from './artifacts.js';
 import { parseControls } from './controls.js';
 import { DEFAULT_LOAD_LIMITS, type CompileInput, type CompileOutput, type LoadLimits } from './load.js';
 import { leaseRest } from '../../pipeline/lease-rest.js';
+import type { Wakes } from '../../pipeline/wakes.js';
 
 export interface CompilerOptions {
   pool: pg.Pool;
@@ -18,8 +19,10 @@ export interface CompilerOptions {
   /** URL of the Piscina task module (workers/compile-task.js), given by the caller that wires it. */
   taskModule: string;
   threads?: number;
-  /** How often versions left by other processes (or expired leases) are looked for. */
+  /** How often versions are looked for while `wakes` do not listen, and after a failed pass. */
   pollMs?: number;
+  /** Pushes made in other processes wake it; while they listen it does not poll (pipeline/lease-rest.ts). */
+  wakes: Wakes;
   /** How long a claim holds a version; longer than `timeoutMs`. */
   leaseMs?: number;
   /** Wall-clock bound of one compile from the moment its thread starts it (thread start-up not
@@ -28,9 +31,7 @@ export interface CompilerOptions {
   /** A version claimed this many times without finishing (its compiles kill the process) fails. */
   maxAttempts?: number;
   limits?: LoadLimits;
-  /** This process is the only one using the database (embedded): leases of a previous run are void,
-   * and nothing is polled: a push here kicks it, and a version whose claim outlived a failed record
-   * is looked at again when the claim ends (docs/journeys-runtime.md, "Idle"). */
+  /** This process is the only one using the database (embedded): leases of a previous run are void. */
   sole?: boolean;
 }
 
@@ -153,9 +154,9 @@ export function startCompiler(o: CompilerOptions): Compiler {
     }
   };
 
-  /** Sole: the next look when the earliest claim ends (its compile was not recorded). */
+  /** The next look: when the earliest claim ends (a compile not recorded, a process that died). */
   const rest = leaseRest({
-    pool: o.pool, pollMs, look: () => trigger(),
+    pool: o.pool, pollMs, wakes: o.wakes, topic: 'compile', look: () => trigger(),
     leaseEndMs: `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM versions WHERE status = 'compiling' AND lease_until IS NOT NULL`,
   });
 
@@ -165,7 +166,7 @@ export function startCompiler(o: CompilerOptions): Compiler {
     let ok = false;
     running = pass()
       .then(() => { ok = true; }, (err) => o.log.warn('compile pass failed', { err: String(err) }))
-      .then(() => (o.sole && !closed ? rest.after(ok) : undefined))
+      .then(() => (closed ? undefined : rest.after(ok)))
       .finally(() => {
         running = null;
         if (again && !closed) trigger();
@@ -178,8 +179,6 @@ export function startCompiler(o: CompilerOptions): Compiler {
     trigger();
   };
   const started = start().catch((err) => o.log.warn('compiler start failed', { err: String(err) }));
-  const timer = o.sole ? undefined : setInterval(trigger, pollMs);
-  timer?.unref();
 
   return {
     kick: trigger,
@@ -190,7 +189,6 @@ export function startCompiler(o: CompilerOptions): Compiler {
     },
     async close() {
       closed = true;
-      clearInterval(timer);
       rest.close();
       await started;
       await running;

@@ -11,6 +11,7 @@ import { setMaxListeners } from 'node:events';
 import nodemailer from 'nodemailer';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
+import type { Wakes } from '../../pipeline/wakes.js';
 import { backoffDelay, settleSends, startPassLoop } from '../outbox/mod.js';
 import { claim, complete, nextDue, type Claimed, type Outcome } from './store.js';
 
@@ -25,11 +26,10 @@ export interface EmailSenderOptions {
   maxAttempts?: number;
   /** Delay before the second attempt; each later one waits 4 times longer (+-20 %, at most a day). Default 30 s. */
   retryBaseMs?: number;
-  /** How often the outbox is polled for e-mails enqueued by other processes or due for retry (default
-   * 1 s; sole: only the pause after a failed pass). */
+  /** How often the outbox is polled while `wakes` do not listen (default 1 s), and the pause after a failed pass. */
   pollMs?: number;
-  /** This process is the database's only user (embedded): no polling (outbox/loop.ts). */
-  sole?: boolean;
+  /** E-mails enqueued by other processes wake it; while they listen it does not poll (outbox/loop.ts). */
+  wakes: Wakes;
   /** Messages handed to the transport at once per process (also its pooled SMTP connections; default 4). */
   concurrency?: number;
   /** How long a claim is held; a send cut by a crash is taken again after it (default 10 min). */
@@ -150,8 +150,10 @@ export function startEmailSender(o: EmailSenderOptions): EmailSender {
     return rows.length === limit && ready.length < concurrency;
   };
 
-  const sole = o.sole ? { busy: () => sends.size > 0 || ready.length > 0 || done.length > 0, nextDue: () => nextDue(o.pool) } : undefined;
-  const loop = startPassLoop({ log: o.log, name: 'e-mail sender', pollMs, pass, sole });
+  const loop = startPassLoop({
+    log: o.log, name: 'e-mail sender', pollMs, pass, wakes: o.wakes, topic: 'email',
+    busy: () => sends.size > 0 || ready.length > 0 || done.length > 0, nextDue: () => nextDue(o.pool),
+  });
 
   return {
     transport: true,

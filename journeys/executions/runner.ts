@@ -24,6 +24,7 @@ import { nextDebounceMs, startDebounced } from './starts.js';
 import { DeferredSend } from './messaging.js';
 import { createProfileReads } from './reads.js';
 import { createSaver, retryDelayMs, type Outcome } from './save.js';
+import type { Wakes } from '../../pipeline/wakes.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -44,8 +45,13 @@ export interface RunnerOptions {
    * due the runner sleeps until the earliest deadline, at most `idleMs`.
    */
   pollMs?: number;
-  /** The longest sleep when nothing is due: default 30 s when `sole`, else 5 s (other processes' work, expired leases). */
+  /**
+   * The longest sleep when nothing is due (other processes' leases; their work while `wakes` do not
+   * listen): default `wakes.idleMs` while they listen, else 5 s.
+   */
   idleMs?: number;
+  /** Executions started or answered in other processes wake it (pipeline/wakes.ts). */
+  wakes: Wakes;
   /** This process is the database's only user (embedded): leases left by a previous run are void. */
   sole?: boolean;
   /** Bounds on `ctx.restart()` per execution (RESTART_DEFAULTS). */
@@ -105,7 +111,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
   const pollMs = o.pollMs ?? 250;
-  const idleMs = o.idleMs ?? (o.sole ? 30_000 : 5_000);
+  const idleMs = () => o.idleMs ?? (o.wakes.listening ? o.wakes.idleMs : 5_000);
   const capacity = Math.max(1, o.threads) * PER_THREAD;
   const perOrg = Math.max(1, Math.floor(capacity * ORG_SHARE));
   const restarts: RestartLimits = { ...RESTART_DEFAULTS, ...o.restarts };
@@ -268,7 +274,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
          AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
     const ms = Math.min(r.rows[0]?.ms ?? Infinity, d ?? Infinity);
-    wakeAt(Date.now() + (ms === Infinity ? idleMs : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs)));
+    wakeAt(Date.now() + (ms === Infinity ? idleMs() : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs())));
   };
 
   const tick = async () => {
@@ -324,11 +330,14 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   };
   if (o.sole) started = o.pool.query(`UPDATE executions SET lease_until = NULL, lease_id = NULL WHERE lease_until IS NOT NULL`).then(() => undefined, () => undefined);
   void started.then(() => { void tick(); });
+  // A wake from another process, or listening starting or stopping (the rest is picked again).
+  const off = o.wakes.on('journeys', kick);
 
   return {
     notify() { kick(); },
     async close() {
       closed = true;
+      off();
       clearTimeout(timer);
       await started;
       // Activations in hand finish (their outcome is saved); new ones are not claimed.

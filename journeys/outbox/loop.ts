@@ -1,16 +1,14 @@
 // The loop both outbox senders (webhook deliveries, e-mail) run: one `pass` at a time (write
 // outcomes, claim due rows, start sends), again at once while a pass says more is due, otherwise
-// after the poll interval or the earliest retry this process scheduled, whichever comes first. A
-// wake (work enqueued in this process, a send finished) cuts the rest short; a wake that arrives
-// during a pass is remembered, so the loop never sleeps past it.
-// Sole (embedded: this process is the database's only user, so every enqueue happens here and
-// wakes the loop) it does not poll: going idle with nothing held, it asks the store when the
-// earliest pending row falls due (retry time or lease expiry) and rests until then, a wake, or
-// IDLE_MS at most (docs/journeys-runtime.md, "Idle").
+// after a rest. A wake (work enqueued in this process or, told through `wakes`, in another; a send
+// finished) cuts the rest short; a wake that arrives during a pass is remembered, so the loop never
+// sleeps past it.
+// While `wakes` listen, every enqueue wakes the loop, so it does not poll: going idle with nothing
+// held, it asks the store when the earliest pending row falls due (retry time or lease expiry) and
+// rests until then, a wake, or `wakes.idleMs` at most (docs/journeys-runtime.md, "Idle"). Otherwise it
+// rests the poll interval, or until the earliest retry this process scheduled.
 import type { Logger } from '../../lib/log.js';
-import { IDLE_MS } from '../../pipeline/lease-rest.js';
-
-export { IDLE_MS };
+import type { WakeTopic, Wakes } from '../../pipeline/wakes.js';
 
 export interface PassLoopOptions {
   log: Logger;
@@ -19,13 +17,13 @@ export interface PassLoopOptions {
   pollMs: number;
   /** One round of work; true when more is due now. A throw is logged and the loop goes on. */
   pass(): Promise<boolean>;
-  /** Embedded: no polling, see above. */
-  sole?: {
-    /** Rows this process holds (claimed, in flight, outcomes unwritten): their ends wake the loop. */
-    busy(): boolean;
-    /** Milliseconds (store clock) until the earliest pending row this process could claim is due; null when none. */
-    nextDue(): Promise<number | null>;
-  };
+  wakes: Wakes;
+  /** The loop's work, told by other processes. */
+  topic: WakeTopic;
+  /** Rows this process holds (claimed, in flight, outcomes unwritten): their ends wake the loop. */
+  busy(): boolean;
+  /** Milliseconds (store clock) until the earliest pending row this process could claim is due; null when none. */
+  nextDue(): Promise<number | null>;
 }
 
 
@@ -52,6 +50,7 @@ export function startPassLoop(o: PassLoopOptions): PassLoop {
     timer = setTimeout(wake, Math.max(0, ms));
   }));
 
+  const off = o.wakes.on(o.topic, wake);
   const done = (async () => {
     // The first pass runs after this function returned: `pass` may use the loop it returns.
     await Promise.resolve();
@@ -63,11 +62,11 @@ export function startPassLoop(o: PassLoopOptions): PassLoop {
       if (closed) break;
       if (more) continue;
       let ms = o.pollMs;
-      if (o.sole && !failed) {
-        ms = IDLE_MS;
-        if (!o.sole.busy()) {
+      if (o.wakes.listening && !failed) {
+        ms = o.wakes.idleMs;
+        if (!o.busy()) {
           try {
-            const due = await o.sole.nextDue();
+            const due = await o.nextDue();
             // Due already, yet not claimed by the pass just run: it fell due meanwhile, or it
             // cannot be taken now (excluded); look again after the poll interval.
             if (due !== null) ms = Math.min(ms, due <= 0 ? o.pollMs : due);
@@ -86,7 +85,7 @@ export function startPassLoop(o: PassLoopOptions): PassLoop {
     wake,
     dueAt(at) { nextDue = Math.min(nextDue, at); },
     get closed() { return closed; },
-    async stop() { closed = true; wake(); await done; },
+    async stop() { closed = true; off(); wake(); await done; },
   };
 }
 

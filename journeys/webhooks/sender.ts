@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
+import type { Wakes } from '../../pipeline/wakes.js';
 import { backoffDelay, MAX_RETRY_DELAY_MS, settleSends, startPassLoop } from '../outbox/mod.js';
 import { claim, complete, nextDue, type Claimed, type Outcome } from './store.js';
 import { newAgents, post, type Attempt } from './send.js';
@@ -30,12 +31,11 @@ export interface SenderOptions {
   perWebhook: number;
   /** Requests in flight per org (capped at `concurrency`); claimed ahead up to twice that. */
   perOrg: number;
-  /** How often the outbox is polled for work other processes enqueued or released (sole: only the
-   * pause after a failed pass). */
+  /** How often the outbox is polled while `wakes` do not listen, and the pause after a failed pass. */
   pollMs: number;
   allowPrivate: boolean;
-  /** This process is the database's only user (embedded): no polling (outbox/loop.ts). */
-  sole?: boolean;
+  /** Deliveries enqueued by other processes wake it; while they listen it does not poll (outbox/loop.ts). */
+  wakes: Wakes;
 }
 
 export interface WebhookSender {
@@ -204,14 +204,14 @@ export function startWebhookSender(o: SenderOptions): WebhookSender {
     return more;
   };
 
-  const sole = o.sole ? {
+  const loop = startPassLoop({
+    log: o.log, name: 'webhook sender', pollMs: o.pollMs, pass, wakes: o.wakes, topic: 'webhooks',
     busy: () => sends.size > 0 || ready.length > 0 || done.length > 0,
     nextDue: () => {
       const now = Date.now();
       return nextDue(o.pool, [...unreadable].filter(([, until]) => until > now).map(([w]) => w));
     },
-  } : undefined;
-  const loop = startPassLoop({ log: o.log, name: 'webhook sender', pollMs: o.pollMs, pass, sole });
+  });
 
   return {
     notify: loop.wake,

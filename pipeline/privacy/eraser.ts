@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../lib/log.js';
 import { STEPS, type ErasureJob } from './erase.js';
 import { leaseRest } from '../lease-rest.js';
+import type { Wakes } from '../wakes.js';
 
 
 export interface EraserOptions {
@@ -20,11 +21,11 @@ export interface EraserOptions {
   leaseMs: number;
   /** Pause between steps (spreads an erasure's load; 0 runs them back to back). */
   pauseMs: number;
-  /** How often pending jobs filed by other processes are looked for. */
+  /** How often pending jobs are looked for while `wakes` do not listen, and after a failed pass. */
   pollMs: number;
-  /** This process is the database's only user (embedded): leases left by a previous run are void,
-   * and nothing is polled: a request here wakes it, and a job given back after a failure (its
-   * lease) at the lease's end (docs/journeys-runtime.md, "Idle"). */
+  /** Requests filed by other processes wake it; while they listen it does not poll (pipeline/lease-rest.ts). */
+  wakes: Wakes;
+  /** This process is the database's only user (embedded): leases left by a previous run are void. */
   sole?: boolean;
 }
 
@@ -92,9 +93,9 @@ export function startEraser(o: EraserOptions): Eraser {
 
   const sole = o.sole === true;
   let voided = !sole;
-  /** Sole: the next look at the end of the earliest lease (a job given back after a failure). */
+  /** The next look: at the end of the earliest lease (a job given back after a failure). */
   const rest = leaseRest({
-    pool: o.pool, pollMs: o.pollMs, look: () => kick(),
+    pool: o.pool, pollMs: o.pollMs, wakes: o.wakes, topic: 'erase', look: () => kick(),
     leaseEndMs: `SELECT (EXTRACT(EPOCH FROM min(lease_until) - now()) * 1000)::float8 AS ms FROM erasures WHERE status = 'pending' AND lease_until IS NOT NULL`,
   });
 
@@ -118,7 +119,7 @@ export function startEraser(o: EraserOptions): Eraser {
   const passAndSchedule = async () => {
     let ok = false;
     try { await pass(); ok = true; } finally {
-      if (sole && !closed) await rest.after(ok);
+      if (!closed) await rest.after(ok);
     }
   };
 
@@ -130,14 +131,11 @@ export function startEraser(o: EraserOptions): Eraser {
       .finally(() => { running = undefined; if (again) { again = false; kick(); } });
   };
 
-  const timer = sole ? undefined : setInterval(kick, o.pollMs);
-  timer?.unref();
   kick();
   return {
     notify: kick,
     async close() {
       closed = true;
-      clearInterval(timer);
       rest.close();
       for (const wake of [...sleepers]) wake();
       await running;

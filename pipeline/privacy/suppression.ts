@@ -2,12 +2,13 @@
 // of `kind:sha256` keys of that org's suppressions; one query per refresh interval asks whether any
 // known org's `suppressions_version` moved and reloads only those. An org with no suppressions has
 // an empty set: its calls pass after one Map lookup, without hashing anything. Changes made through
-// this process (an erasure request, a lift) apply at once; those of other processes within the
-// refresh interval.
+// this process (an erasure request, a lift) apply at once; those of other processes when they tell
+// of them (pipeline/wakes.ts), or within the poll interval while nobody can tell this process.
 import type pg from 'pg';
 import { callError } from '../../schemas/errors.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { hashIdentifier } from './hash.js';
+import type { Wakes } from '../wakes.js';
 
 interface Entry { version: number; keys: Set<string> }
 
@@ -18,12 +19,28 @@ const SUPPRESSED = callError('forbidden', 'identifier suppressed');
 export class Suppressions {
   private readonly orgs = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<void>>();
-  private readonly timer: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout;
   private refreshing?: Promise<void>;
+  private closed = false;
+  private readonly off: () => void;
+  private readonly pollMs: number;
 
-  constructor(private readonly pool: pg.Pool, refreshMs = 1000) {
-    this.timer = setInterval(() => { this.refreshing ??= this.refresh().catch(() => {}).finally(() => { this.refreshing = undefined; }); }, refreshMs);
+  /** `pollMs`: the refresh interval while `wakes` do not listen (default 1 s); while they listen, `wakes.idleMs`. */
+  constructor(private readonly pool: pg.Pool, private readonly wakes: Wakes, pollMs?: number) {
+    this.pollMs = pollMs ?? 1000;
+    this.off = wakes.on('suppressions', () => this.tick());
+    this.schedule();
+  }
+
+  private schedule(): void {
+    clearTimeout(this.timer);
+    if (this.closed) return;
+    this.timer = setTimeout(() => this.tick(), this.wakes.listening ? Math.max(this.pollMs, this.wakes.idleMs) : this.pollMs);
     this.timer.unref();
+  }
+
+  private tick(): void {
+    this.refreshing ??= this.refresh().catch(() => {}).finally(() => { this.refreshing = undefined; this.schedule(); });
   }
 
   /** Reloads an org's set now (after a change made by this process). */
@@ -61,7 +78,7 @@ export class Suppressions {
     };
   }
 
-  close(): void { clearInterval(this.timer); this.orgs.clear(); }
+  close(): void { this.closed = true; this.off(); clearTimeout(this.timer); this.orgs.clear(); }
 
   private ensure(orgId: string): Promise<void> {
     let p = this.loading.get(orgId);

@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { tx } from '../store/postgres.js';
-import { startPeriodic } from '../periodic.js';
+import type { Wakes } from '../wakes.js';
 import type { EventRecord } from '../types.js';
 
 export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
@@ -13,16 +13,14 @@ export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
 
 export interface OutboxRelay { close(): Promise<void> }
 
-/** Sole: the longest rest between looks, a safety net only. */
-const IDLE_MS = 60_000;
-
 /**
- * Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass, every `intervalMs`.
- * Sole (embedded: this process is the database's only user) it does not poll: after each pass it
- * asks when the oldest row left becomes an orphan and looks again then (IDLE_MS at most), so an
- * idle server runs one statement a minute (docs/journeys-runtime.md, "Idle").
+ * Rows older than `ageMs` are orphans: publishes them, at most 1,000 per pass. After a pass it asks
+ * when the oldest row left becomes an orphan and looks again then, or after `wakes.idleMs` at most
+ * while the wakes listen (nobody tells of orphans: a crash makes them, and this bound finds those
+ * of another process), `intervalMs` when they do not. An idle embedded server runs one statement a
+ * minute (docs/journeys-runtime.md, "Idle").
  */
-export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; intervalMs?: number; ageMs?: number; sole?: boolean }): OutboxRelay {
+export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord[]): Promise<void>; log: Logger; wakes: Wakes; intervalMs?: number; ageMs?: number }): OutboxRelay {
   const ageMs = o.ageMs ?? 30_000;
   const intervalMs = o.intervalMs ?? 5_000;
   const pass = async () => {
@@ -38,7 +36,6 @@ export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord
     if (n) o.log.info('outbox relay published orphaned system events', { count: n });
     return n;
   };
-  if (!o.sole) return startPeriodic(intervalMs, pass, o.log, 'outbox relay failed');
 
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -46,10 +43,12 @@ export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord
   const next = async (): Promise<number> => {
     // A full batch: more orphans wait now.
     if (await pass() === 1000) return 0;
+    if (!o.wakes.listening) return intervalMs;
     const r = await o.pool.query<{ ms: number | null }>(
       `SELECT (EXTRACT(EPOCH FROM min(created_at) - now()) * 1000)::float8 AS ms FROM event_outbox`);
+    const cap = Math.max(intervalMs, o.wakes.idleMs);
     const ms = r.rows[0]?.ms;
-    return ms == null ? IDLE_MS : Math.min(IDLE_MS, Math.max(intervalMs, ms + ageMs));
+    return ms == null ? cap : Math.min(cap, Math.max(intervalMs, ms + ageMs));
   };
   const tick = () => {
     running = next()

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPostgres } from '../../pipeline/store/postgres.js';
 import { createLogger } from '../../lib/log.js';
+import { WAKE_CHANNEL, type WakeTopic } from '../../pipeline/wakes.js';
 
 /** A fresh database's URL, dropped at the test's teardown; undefined without DATABASE_URL. */
 export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
@@ -46,4 +47,14 @@ export async function ownStorePool(t: { teardown(fn: () => unknown): void }): Pr
   const store = await openPostgres({ dataDir: dir, log: createLogger('silent') });
   t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
   return store.pool;
+}
+
+/**
+ * What another process does after it committed work on a shared PostgreSQL: tells every process on
+ * that database (`NOTIFY`, pipeline/wakes.ts), as `topic` work of a node that is none of theirs.
+ */
+export async function tellAsAnotherProcess(databaseUrl: string, topic: WakeTopic): Promise<void> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try { await c.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, `${topic}:test-process`]); } finally { await c.end(); }
 }
