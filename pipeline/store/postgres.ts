@@ -16,7 +16,10 @@ export type PoolClient = pg.PoolClient;
 export type PgConnection = { connectionString: string } | { host: string; port: number; user: string; database: string };
 
 export function createPool(conn: PgConnection, max: number, log?: Logger, stream?: () => Duplex): pg.Pool {
-  const pool = new pg.Pool({ ...conn, max, types, ...(stream ? { stream } : {}) });
+  // One connection outlives the idle timeout (10 s): the background loops of an idle process look
+  // every 15 s at most, and each look on an emptied pool opened a connection (a TCP and
+  // authentication round trip here, a backend process started on the server).
+  const pool = new pg.Pool({ ...conn, max, min: 1, types, ...(stream ? { stream } : {}) });
   pool.on('error', (err) => log?.warn('postgres idle client error', { err }));
   return pool;
 }

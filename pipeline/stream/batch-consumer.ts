@@ -6,8 +6,17 @@
 // refill pulls from inside its iterator, so closing it strands what the server already sent (or
 // sends to a refill issued while draining the iterator) until ack_wait (30 s) passes: measured on
 // nats-server 2.9, 25 to 75 messages stuck after closing a consume() of 100. A fetch ends on its own
-// (full or expired), so close() lets the open one run out, naks what it brought, and strands
-// nothing; and a fetch is only issued when a batch slot is free, so backpressure stays in the stream.
+// (full or expired), so close() lets an open one that is bringing messages run out, naks what it
+// brought, and strands nothing; and a fetch is only issued when a batch slot is free, so
+// backpressure stays in the stream.
+//
+// An idle consumer pulls less often: after a fetch that brought nothing, the next one lives
+// `idleFetchExpiresMs` (messages still arrive the moment they are published). Each pull and each of
+// its idle heartbeats cost the process and the server (an idle server pulled and parsed 6 messages
+// a second for its two consumers). A fetch that has brought nothing is closed at once by close() and
+// after a reconnect: the server drops a pull request whose inbox has no interest (measured on
+// nats-server 2.9: a message published right after the close went to the next fetch at once), so
+// only a message already on its way in the same instant could be stranded until ack_wait.
 import { JetStreamError, type Consumer, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../lib/log.js';
@@ -26,8 +35,12 @@ export interface BatchConsumerOptions<T> {
   maxInFlight: number;
   /** How long a partial batch waits for more messages before it goes (latency vs batch size). */
   lingerMs: number;
-  /** Lifetime of one pull request while idle (>= 1000 ms); also bounds close(). */
+  /** Lifetime of one pull request while messages flow (>= 1000 ms); also bounds close() while they do. */
   fetchExpiresMs: number;
+  /** Lifetime of a pull request after one that brought nothing (>= fetchExpiresMs). */
+  idleFetchExpiresMs: number;
+  /** Registers `fn` to run after each reconnect; returns the unregister. */
+  onReconnect(fn: () => void): () => void;
   /** Delay before a nak'ed message comes again, by its delivery count. */
   nakDelayMs: (deliveryCount: number) => number;
   decode(m: JsMsg): T;
@@ -52,7 +65,13 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   const slotWaiters = new Set<() => void>();
   const sleepers = new Set<() => void>();
   const wakeAll = (set: Set<() => void>) => { for (const r of [...set]) r(); set.clear(); };
-  const open = new Set<ConsumerMessages>();
+  /** Open fetches: how many messages each has brought so far, and when the last one came. */
+  const open = new Map<ConsumerMessages, { got: number; lastAt: number }>();
+  /** Stops the fetches that brought nothing yet (close, reconnect): see the header. */
+  const stopIdle = () => { for (const [it, f] of open) if (f.got === 0) void it.close(); };
+  /** Stops the fetches quiet for `ms` (close): a long idle-time fetch that brought messages once. */
+  const stopQuiet = (ms: number) => { for (const [it, f] of open) if (f.got === 0 || Date.now() - f.lastAt >= ms) void it.close(); };
+  const offReconnect = o.onReconnect(stopIdle);
 
   // Received, not yet handed over. Batches go out when maxBatch messages are waiting, or after
   // `lingerMs`, but only into a free slot (else when one frees): small batches when idle, full
@@ -106,13 +125,17 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
     }
   }
 
-  async function collect(iter: ConsumerMessages) {
-    open.add(iter);
-    // A fetch ends by itself within fetchExpiresMs while connected; when it does not (disconnected),
+  /** Runs one fetch to its end; resolves with how many messages it brought. */
+  async function collect(iter: ConsumerMessages, expiresMs: number): Promise<number> {
+    const f = { got: 0, lastAt: Date.now() };
+    open.set(iter, f);
+    // A fetch ends by itself within its expiry while connected; when it does not (disconnected),
     // stop it so the loop can retry and close() cannot hang.
-    const guard = setTimeout(() => void iter.close(), o.fetchExpiresMs + 3_000);
+    const guard = setTimeout(() => void iter.close(), expiresMs + 3_000);
     try {
       for await (const m of iter) {
+        f.got++;
+        f.lastAt = Date.now();
         if (closed) { settle([m], (x) => x.nak()); continue; }
         buf.push(m);
         if (buf.length >= o.maxBatch) flush();
@@ -122,6 +145,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       clearTimeout(guard);
       open.delete(iter);
     }
+    return f.got;
   }
 
   /** Sleeps, but close() cuts it short. */
@@ -133,6 +157,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   // measured slower end to end.
   const loop = (async () => {
     let consumer: Consumer | undefined;
+    let idle = false;
     // A closed connection never comes back (NatsConnection does not reopen): stop pulling.
     while (!closed && !o.nc.isClosed()) {
       // Pull only when there is room: backpressure stays in the stream.
@@ -148,7 +173,8 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       }
       try {
         consumer ??= await o.js.consumers.get(o.stream, o.durable);
-        await collect(await consumer.fetch({ max_messages: o.maxBatch, expires: o.fetchExpiresMs }));
+        const expires: number = idle ? Math.max(o.fetchExpiresMs, o.idleFetchExpiresMs) : o.fetchExpiresMs;
+        idle = await collect(await consumer.fetch({ max_messages: o.maxBatch, expires }), expires) === 0;
       } catch (err) {
         if (closed || o.nc.isClosed()) break;
         // The client ends a fetch after two idle heartbeats (expires / 2 each) it did not see in
@@ -171,11 +197,18 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
     async close() {
       if (closed) return;
       closed = true;
+      offReconnect();
       wakeAll(slotWaiters); wakeAll(sleepers);
-      // Connected, the open fetch is left to run out so nothing lands in a dead inbox; disconnected,
-      // nothing can arrive, so it is stopped at once.
-      if (!o.connected()) for (const it of open) void it.close();
-      await loop;
+      // Connected, an open fetch that is bringing messages is left to run out so nothing lands in a
+      // dead inbox, and one that brought nothing, or nothing for fetchExpiresMs, is stopped (see the
+      // header); disconnected, nothing can arrive, so every one is stopped at once.
+      let quiet: NodeJS.Timeout | undefined;
+      if (!o.connected()) for (const it of open.keys()) void it.close();
+      else {
+        stopQuiet(o.fetchExpiresMs);
+        quiet = setInterval(() => stopQuiet(o.fetchExpiresMs), 100);
+      }
+      await loop.finally(() => clearInterval(quiet));
       flush();
       await Promise.all([...running]);
     },

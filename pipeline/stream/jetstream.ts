@@ -42,11 +42,12 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
   await ensureStreams(jsm, names);
 
   let connected = !nc.isClosed();
+  const reconnected = new Set<() => void>();
   const status = nc.status();
   void (async () => {
     for await (const s of status) {
       if (s.type === 'disconnect') connected = false;
-      else if (s.type === 'reconnect') connected = true;
+      else if (s.type === 'reconnect') { connected = true; for (const fn of [...reconnected]) fn(); }
     }
   })().catch(() => undefined);
   let open = 2;
@@ -59,6 +60,10 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
     // The shortest the server allows for a pull with heartbeats; a stop waits for the open pulls to run
     // out (one per consumer, in turn), so this bounds how long a stop takes.
     fetchExpiresMs: 1_000,
+    // An idle consumer's pull: 10 s (a heartbeat every 5 s) instead of a pull and two answers each
+    // second; a close or reconnect stops it at once (batch-consumer.ts).
+    idleFetchExpiresMs: 10_000,
+    onReconnect: (fn: () => void) => { reconnected.add(fn); return () => { reconnected.delete(fn); }; },
     drops: opts.drops,
   };
   const ingest = jetStreamIngest(ctx, {

@@ -16,8 +16,12 @@ export interface JsContext {
   connected(): boolean;
   pubAckTimeoutMs: number;
   lingerMs: number;
-  /** Lifetime of an idle pull request; also how long a consumer's close() may take. */
+  /** Lifetime of a pull request while messages flow; also how long a consumer's close() may take then. */
   fetchExpiresMs: number;
+  /** Lifetime of a pull request after one that brought nothing (batch-consumer.ts). */
+  idleFetchExpiresMs: number;
+  /** Runs `fn` after each reconnect; returns the unregister. */
+  onReconnect(fn: () => void): () => void;
   /** Counts messages the stream refused as repeats. */
   drops?: DropSink;
 }

@@ -41,7 +41,7 @@ export function jetStreamEvents(ctx: JsContext, onClosed: () => void): EventStre
         // A message holds up to EVENTS_PER_MESSAGE events (about 20 under load); the handler still
         // gets at most maxBatch at once (the messages are acked after all).
         maxBatch: Math.max(1, Math.ceil(maxEvents / 20)), maxInFlight: o?.maxInFlight ?? 2,
-        lingerMs: o?.lingerMs ?? ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
+        lingerMs: o?.lingerMs ?? ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs, idleFetchExpiresMs: ctx.idleFetchExpiresMs, onReconnect: ctx.onReconnect,
         // A failing writer (ClickHouse down) backs off up to 30 s between attempts.
         nakDelayMs: (count) => Math.min(30_000, 1_000 * 2 ** Math.max(0, count - 1)),
         decode: (m: JsMsg) => decodeEvents(m.data),

@@ -135,7 +135,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
         // A message holds the calls of one front-end turn for one org (about ten under load); the
         // handler still gets at most maxBatch calls at once (the messages are acked after all).
         maxBatch: Math.max(1, Math.ceil(maxCalls / 10)), maxInFlight: co?.maxInFlight ?? 2,
-        lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs,
+        lingerMs: ctx.lingerMs, fetchExpiresMs: ctx.fetchExpiresMs, idleFetchExpiresMs: ctx.idleFetchExpiresMs, onReconnect: ctx.onReconnect,
         nakDelayMs: () => o.nakDelayMs,
         decode: (m: JsMsg) => decodeIngestCalls(m.data),
         async process(groups, msgs) {
