@@ -71,6 +71,7 @@ export async function listenWakes(o: ListenWakesOptions): Promise<Wakes> {
   let client: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let retryMs = o.retryMs ?? 500;
+  let first = true;
 
   const fire = (topic: WakeTopic) => { for (const fn of subs.get(topic) ?? []) fn(); };
   const fireAll = () => { for (const t of TOPICS) fire(t); };
@@ -87,8 +88,12 @@ export async function listenWakes(o: ListenWakesOptions): Promise<Wakes> {
     c.removeAllListeners('notification');
     c.end().catch(() => {});
     if (closed) return;
-    o.log.warn('work notifications lost; background loops poll until they are back', { err: String(err) });
-    if (listening) { listening = false; fireAll(); }
+    // Said once per loss; the retries of an outage are debug lines.
+    if (listening) {
+      o.log.warn('work notifications lost; background loops poll until they are back', { err: String(err) });
+      listening = false;
+      fireAll();
+    } else o.log.debug('work notifications still unavailable', { err: String(err) });
     retryTimer = setTimeout(() => void connect(), retryMs);
     retryTimer.unref();
     retryMs = Math.min(10_000, retryMs * 2);
@@ -110,6 +115,8 @@ export async function listenWakes(o: ListenWakesOptions): Promise<Wakes> {
     }
     if (closed || client !== c) return;
     retryMs = o.retryMs ?? 500;
+    if (!first) o.log.info('work notifications are back; background loops rest again');
+    first = false;
     listening = true;
     // Work told while nobody listened here is looked for now.
     fireAll();
