@@ -34,7 +34,7 @@ import pg from 'pg';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../lib/log.js';
-import { createJetStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
+import { createJetStreams, deleteStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
 import type { CallResult, IngestCall } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
 import { arg } from './args.js';
@@ -239,8 +239,7 @@ if (viaNats) {
     async close() {
       await consumer.close();
       for (const s of [f.ingest, f.events, w.ingest, w.events]) await s.close();
-      const jsm = await jetstreamManager(front);
-      for (const name of [streamNames(prefix).ingestStream, streamNames(prefix).eventsStream]) await jsm.streams.delete(name).catch(() => {});
+      await deleteStreams(await jetstreamManager(front), streamNames(prefix));
       await front.close(); await back.close();
     },
   };

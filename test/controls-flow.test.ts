@@ -7,12 +7,13 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, poll, startServer, uid } from './helpers/server.js';
 import { consenting, deployJourneys, ended, executions, fire, untilExecutions } from './helpers/journeys.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 t.test('throttle and debounce hold across a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-controls-flow-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const key = randomBytes(32).toString('base64url');
-  const env = { HEADWATER_STREAM_PREFIX: `c${randomBytes(5).toString('hex')}` };
+  const env = { HEADWATER_STREAM_PREFIX: ownStreamPrefix(t, 'c') };
   const s1 = await startServer(['--data-dir', dir, '--secret-key', key], env);
   const fx = await createAppFixture(s1);
   const admin = fx.org.sessions.admin;

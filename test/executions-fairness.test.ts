@@ -6,13 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { createAppFixture, createOrg, startServer, uid } from './helpers/server.js';
 import { consenting, deployJourneys, ended, fire, untilExecutions } from './helpers/journeys.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 /** Trigger to completion of a trivial journey of one org while another org's loops run (docs). */
 const BOUND_MS = 3000;
 
 // Every runner on a database claims every due execution, so servers with restart settings of their
 // own get a database (and streams) of their own in servers mode.
-const own = async (t: { teardown(fn: () => unknown): void }) => ({ ...dbEnv(await ownDatabase(t)), HEADWATER_STREAM_PREFIX: `f${randomBytes(5).toString('hex')}` });
+const own = async (t: { teardown(fn: () => unknown): void }) => ({ ...dbEnv(await ownDatabase(t)), HEADWATER_STREAM_PREFIX: ownStreamPrefix(t, 'f') });
 
 t.test('restart loops of one org fail with their reason; another org\'s journey completes within the bound', async (t) => {
   const s = await startServer([], { ...(await own(t)), HEADWATER_JOURNEY_RESTARTS_PER_MINUTE: '10' });

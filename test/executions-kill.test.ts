@@ -13,6 +13,7 @@ import { ownDatabase } from './helpers/db.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startSmtp } from './helpers/smtp.js';
 import { serveBin, type Proc } from './helpers/serve.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 t.test('a serve process SIGKILLed between effects and their journal entries: each effect happens once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-exe-kill-'));
@@ -23,7 +24,7 @@ t.test('a serve process SIGKILLed between effects and their journal entries: eac
   const db = await ownDatabase(t);
   const env: Record<string, string> = {
     ...(db ? { DATABASE_URL: db } : {}), SMTP_URL: smtp.url, HEADWATER_EMAIL_POLL_MS: '50',
-    HEADWATER_OPERATOR_TOKEN: token, HEADWATER_SECRET_KEY: randomBytes(32).toString('base64url'), HEADWATER_STREAM_PREFIX: `k${randomBytes(4).toString('hex')}`,
+    HEADWATER_OPERATOR_TOKEN: token, HEADWATER_SECRET_KEY: randomBytes(32).toString('base64url'), HEADWATER_STREAM_PREFIX: ownStreamPrefix(t, 'k'),
     HEADWATER_WEBHOOK_ALLOW_PRIVATE: 'true', HEADWATER_WEBHOOK_POLL_MS: '50',
     HEADWATER_JOURNEY_FUEL: '100000', HEADWATER_JOURNEY_TIMEOUT_MS: '30000', HEADWATER_JOURNEY_LEASE_MS: '30000',
   };

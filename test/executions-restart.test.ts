@@ -9,6 +9,7 @@ import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } fr
 import { startReceiver } from './helpers/receiver.js';
 import { serveBin, type Proc } from './helpers/serve.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
@@ -20,7 +21,7 @@ t.test('a restart while 100 executions sleep: every one completes once afterward
   // A restart keeps its configuration: the same stream names, so the events the first process
   // published and did not land yet are landed by the second. A database of its own: another test
   // file's server on a shared one would claim these executions when they fall due.
-  const env = { HEADWATER_STREAM_PREFIX: `r${randomBytes(5).toString('hex')}`, ...dbEnv(await ownDatabase(t)) };
+  const env = { HEADWATER_STREAM_PREFIX: ownStreamPrefix(t, 'r'), ...dbEnv(await ownDatabase(t)) };
   const s1 = await startServer(['--data-dir', dir, '--secret-key', key], env);
   const fx = await createAppFixture(s1);
   const admin = fx.org.sessions.admin;

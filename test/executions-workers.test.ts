@@ -6,6 +6,7 @@ import { consenting, deployJourneys, eventsByProfile, fire, untilExecutions } fr
 import { startReceiver } from './helpers/receiver.js';
 import { dbEnv, ownDatabase } from './helpers/db.js';
 import { settledDeliveries } from './helpers/outbox.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 const scaled = !!(process.env.DATABASE_URL && process.env.NATS_URL);
 
@@ -15,7 +16,7 @@ t.test('two processes against one Postgres run each execution exactly once', { s
   const flags = ['--secret-key', key, '--webhook-allow-private', '--webhook-poll-ms', '50'];
   // One stream prefix for both: the worker's tracked events must reach the events stream the
   // serve process lands (it owns the embedded ClickHouse).
-  const prefix = `t${randomBytes(5).toString('hex')}`;
+  const prefix = ownStreamPrefix(t, 'w');
   const env = dbEnv(await ownDatabase(t));
   const a = await startServer(flags, { ...env, HEADWATER_STREAM_PREFIX: prefix });
   t.teardown(() => a.close());

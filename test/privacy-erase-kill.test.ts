@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { call, createAppFixture, identifyCall, poll, uid, type TestServer } from './helpers/server.js';
 import { ownDatabase } from './helpers/db.js';
 import { serveBin, type Proc } from './helpers/serve.js';
+import { ownStreamPrefix } from './helpers/streams.js';
 
 t.test('an erasure interrupted by SIGKILL completes after the restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-erase-kill-'));
@@ -17,7 +18,7 @@ t.test('an erasure interrupted by SIGKILL completes after the restart', async (t
   const db = await ownDatabase(t);
   const env: Record<string, string> = {
     ...(db ? { DATABASE_URL: db } : {}), HEADWATER_OPERATOR_TOKEN: token, HEADWATER_SECRET_KEY: randomBytes(32).toString('base64url'),
-    HEADWATER_STREAM_PREFIX: `e${randomBytes(4).toString('hex')}`, HEADWATER_LOG_LEVEL: 'info',
+    HEADWATER_STREAM_PREFIX: ownStreamPrefix(t, 'e'), HEADWATER_LOG_LEVEL: 'info',
     // Steps spaced out so that the kill lands between them; a short lease so that, on a shared
     // database, the restarted process takes the dead one's job soon.
     HEADWATER_ERASURE_PAUSE_MS: '700', HEADWATER_ERASURE_LEASE_MS: '3000',

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../lib/log.js';
-import { createInProcessStreams, createJetStreams, streamNames, StreamUnavailableError,
+import { createInProcessStreams, createJetStreams, deleteStreams, streamNames, StreamUnavailableError,
   type EventStream, type IngestStream } from '../pipeline/stream/mod.js';
 import { batchMessages, decodeCallResult, decodeCallResults, decodeEventRecord, decodeEvents, decodeIngestCall, decodeIngestCalls,
   encodeCallResult, encodeCallResults, encodeEvent, encodeEventRecord, encodeEvents, encodeIngestCall, encodeIngestCalls, EVENT_BATCH_MARK } from '../schemas/avro.js';
@@ -90,9 +90,7 @@ async function openJetStream(nc?: NatsConnection, prefix = 'T' + randomBytes(5).
     async close() {
       await s.ingest.close(); await s.events.close();
       if (!own) return;
-      const jsm = await jetstreamManager(conn);
-      await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-      await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+      await deleteStreams(await jetstreamManager(conn), names);
       await conn.close();
     },
   };
@@ -279,10 +277,7 @@ t.test('jetstream: submit fails fast when the connection is closed or unreachabl
     await s.close().catch(() => undefined);
     await nc.close().catch(() => undefined);
     const direct = await connect({ servers: '127.0.0.1:4222' });
-    const jsm = await jetstreamManager(direct);
-    const names = streamNames(prefix);
-    await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-    await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+    await deleteStreams(await jetstreamManager(direct), streamNames(prefix));
     await direct.close();
   });
   t.ok(s.ingest.healthy());
@@ -360,10 +355,7 @@ t.test('jetstream: a message refused as a repeat is counted', async (t) => {
   const s = await createJetStreams({ nc: conn, log, names: { prefix }, drops: { add: (reason, n = 1) => { counted.set(reason, (counted.get(reason) ?? 0) + n); } } });
   t.teardown(async () => {
     await s.ingest.close(); await s.events.close();
-    const jsm = await jetstreamManager(conn);
-    const names = streamNames(prefix);
-    await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-    await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+    await deleteStreams(await jetstreamManager(conn), streamNames(prefix));
     await conn.close();
   });
   const events = [mkEvent(1), mkEvent(2)];

@@ -65,12 +65,9 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
       try {
         const { connect } = await import('@nats-io/transport-node');
         const { jetstreamManager } = await import('@nats-io/jetstream');
-        const { streamNames } = await import('../pipeline/stream/mod.js');
+        const { deleteStreams, streamNames } = await import('../pipeline/stream/mod.js');
         const nc = await connect({ servers: NATS_URL!, timeout: 2_000 });
-        const jsm = await jetstreamManager(nc);
-        const names = streamNames(prefix);
-        await jsm.streams.delete(names.ingestStream).catch(() => undefined);
-        await jsm.streams.delete(names.eventsStream).catch(() => undefined);
+        await deleteStreams(await jetstreamManager(nc), streamNames(prefix));
         await nc.close();
       } catch { /* best effort */ }
     });

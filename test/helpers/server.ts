@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { seedDataDir } from './seed.js';
 import { deleteStreams } from './streams.js';
+import { ownStreamPrefix } from './streams.js';
 
 export interface TestServer {
   url: string;
@@ -308,8 +309,10 @@ export async function startWorker(t: { teardown(fn: () => unknown): void }, flag
   const { createLogger } = await import('../../lib/log.js');
   const { runWorker } = await import('../../cli/worker.js');
   const dir = mkdtempSync(join(tmpdir(), 'hw-worker-'));
+  // Streams of a prefix made up here are deleted after the worker closed (a caller's are its own).
+  const prefix = env.HEADWATER_STREAM_PREFIX ?? ownStreamPrefix(t, 't');
   const config = loadConfig(['--data-dir', dir, '--workers', '1', ...flags],
-    { ...process.env, HEADWATER_LOG_LEVEL: 'warn', HEADWATER_STREAM_PREFIX: `t${randomBytes(5).toString('hex')}`, ...env });
+    { ...process.env, HEADWATER_LOG_LEVEL: 'warn', ...env, HEADWATER_STREAM_PREFIX: prefix });
   const worker = await runWorker(config, createLogger(config.logLevel));
   t.teardown(async () => { await worker.close(); rmSync(dir, { recursive: true, force: true }); });
 }
