@@ -30,6 +30,12 @@ export interface Wakes {
   close(): Promise<void>;
 }
 
+/**
+ * The longest rest of a loop that polls every `pollMs` without notifications: `idleMs` while the
+ * wakes listen (never shorter than the poll), else `pollMs`.
+ */
+export const longestRest = (w: Wakes, pollMs: number): number => (w.listening ? Math.max(pollMs, w.idleMs) : pollMs);
+
 /** Embedded: loops rest up to a minute; nobody else makes work, so nothing is told. */
 export function soleWakes(idleMs = 60_000): Wakes {
   return { listening: true, idleMs, on: () => () => {}, tell() {}, async close() {} };

@@ -24,7 +24,7 @@ import { nextDebounceMs, startDebounced } from './starts.js';
 import { DeferredSend } from './messaging.js';
 import { createProfileReads } from './reads.js';
 import { createSaver, retryDelayMs, type Outcome } from './save.js';
-import type { Wakes } from '../../pipeline/wakes.js';
+import { longestRest, type Wakes } from '../../pipeline/wakes.js';
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -111,7 +111,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   const wallMs = o.limits?.wallMs ?? 30_000;
   const leaseMs = o.leaseMs ?? wallMs + 30_000;
   const pollMs = o.pollMs ?? 250;
-  const idleMs = () => o.idleMs ?? (o.wakes.listening ? o.wakes.idleMs : 5_000);
+  const idleMs = () => o.idleMs ?? longestRest(o.wakes, 5_000);
   const capacity = Math.max(1, o.threads) * PER_THREAD;
   const perOrg = Math.max(1, Math.floor(capacity * ORG_SHARE));
   const restarts: RestartLimits = { ...RESTART_DEFAULTS, ...o.restarts };

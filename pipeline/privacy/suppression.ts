@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { callError } from '../../schemas/errors.js';
 import type { CallResult, IngestCall } from '../types.js';
 import { hashIdentifier } from './hash.js';
-import type { Wakes } from '../wakes.js';
+import { longestRest, type Wakes } from '../wakes.js';
 
 interface Entry { version: number; keys: Set<string> }
 
@@ -35,7 +35,7 @@ export class Suppressions {
   private schedule(): void {
     clearTimeout(this.timer);
     if (this.closed) return;
-    this.timer = setTimeout(() => this.tick(), this.wakes.listening ? Math.max(this.pollMs, this.wakes.idleMs) : this.pollMs);
+    this.timer = setTimeout(() => this.tick(), longestRest(this.wakes, this.pollMs));
     this.timer.unref();
   }
 

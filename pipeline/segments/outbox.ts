@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 import { tx } from '../store/postgres.js';
-import type { Wakes } from '../wakes.js';
+import { longestRest, type Wakes } from '../wakes.js';
 import type { EventRecord } from '../types.js';
 
 export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
@@ -46,7 +46,7 @@ export function startOutboxRelay(o: { pool: pg.Pool; publish(events: EventRecord
     if (!o.wakes.listening) return intervalMs;
     const r = await o.pool.query<{ ms: number | null }>(
       `SELECT (EXTRACT(EPOCH FROM min(created_at) - now()) * 1000)::float8 AS ms FROM event_outbox`);
-    const cap = Math.max(intervalMs, o.wakes.idleMs);
+    const cap = longestRest(o.wakes, intervalMs);
     const ms = r.rows[0]?.ms;
     return ms == null ? cap : Math.min(cap, Math.max(intervalMs, ms + ageMs));
   };

@@ -67,11 +67,12 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   const wakeAll = (set: Set<() => void>) => { for (const r of [...set]) r(); set.clear(); };
   /** Open fetches: how many messages each has brought so far, and when the last one came. */
   const open = new Map<ConsumerMessages, { got: number; lastAt: number }>();
-  /** Stops the fetches that brought nothing yet (close, reconnect): see the header. */
-  const stopIdle = () => { for (const [it, f] of open) if (f.got === 0) void it.close(); };
-  /** Stops the fetches quiet for `ms` (close): a long idle-time fetch that brought messages once. */
+  /**
+   * Stops the fetches that brought nothing yet, and those that brought nothing for `ms` (a long
+   * idle-time fetch that brought messages once): see the header. A reconnect stops only the first.
+   */
   const stopQuiet = (ms: number) => { for (const [it, f] of open) if (f.got === 0 || Date.now() - f.lastAt >= ms) void it.close(); };
-  const offReconnect = o.onReconnect(stopIdle);
+  const offReconnect = o.onReconnect(() => stopQuiet(Infinity));
 
   // Received, not yet handed over. Batches go out when maxBatch messages are waiting, or after
   // `lingerMs`, but only into a free slot (else when one frees): small batches when idle, full
@@ -203,7 +204,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       // dead inbox, and one that brought nothing, or nothing for fetchExpiresMs, is stopped (see the
       // header); disconnected, nothing can arrive, so every one is stopped at once.
       let quiet: NodeJS.Timeout | undefined;
-      if (!o.connected()) for (const it of open.keys()) void it.close();
+      if (!o.connected()) stopQuiet(0);
       else {
         stopQuiet(o.fetchExpiresMs);
         quiet = setInterval(() => stopQuiet(o.fetchExpiresMs), 100);
