@@ -190,12 +190,15 @@ async function idle() {
     // The process's own idle CPU first (embedded: chDB's and PGlite's background work), so the
     // waiting executions' share can be told apart from it. The journey threads start with the first
     // activation: one execution first, so the base is a server that runs this journey, idle (its
-    // threads' memory is not counted as what the waiting executions add), and 30 s for start-up
-    // work to end (V8 optimizing WebAssembly in the background, the store's own maintenance).
+    // threads' memory is not counted as what the waiting executions add), and 60 s for start-up
+    // work to end: V8 optimizing WebAssembly in the background, the store's own maintenance, and
+    // each isolate's memory reducer, which shrinks a heap with a few full collections 35-50 s after
+    // its last busy spell (the PGlite thread's took ~60 ms of CPU; a window that began 30 s after
+    // the setup read 0.60-0.67 %, one that began 90 s after it 0.23 %).
     await batch(srv.url, org, identifies('w', 1));
     await batch(srv.url, org, tracks('w', 1, 'idle_go', () => ({ ms: 1 })));
     while (await count(srv.url, org, 'idle', 'completed') < 1) await sleep(250);
-    await sleep(30_000);
+    await sleep(60_000);
     const b0 = cpuSeconds(srv.pid)!;
     const bt = threadSeconds(srv.pid);
     const bw = performance.now();

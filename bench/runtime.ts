@@ -73,34 +73,37 @@ for (const entries of [100, 1000]) {
 }
 
 // A resume: the execution stopped at a sleep after 100 effects; the activation appends the sleep's
-// entry and goes on (one more effect). From its parked sandbox, and replayed (an engine that parks
-// nothing). The engines keep every sandbox idle afterwards, so the figure is the resume itself; what
-// a sandbox costs to free when the idle set is full is printed apart.
+// entry and goes on (one more effect). From its parked sandbox as the runner resumes it (the journal
+// saved under the parking activation's claim), from its parked sandbox with the journal compared
+// entry by entry (another claim wrote it), and replayed (an engine that parks nothing). The engines
+// keep every sandbox idle afterwards, so the figure is the resume itself; what a sandbox costs to
+// free when the idle set is full is printed apart. One round more than printed warms the path up.
 {
   const code = await compile(`for (let i = 0; i < 100; i++) await ctx.traits.set('a', i); await ctx.sleep('1h'); await ctx.traits.set('b', 2);`);
   const n = Math.min(200, Math.max(50, N));
   const keep = { idlePerCode: n + 1, idleTotal: n + 1, parkedMax: n + 1 };
   const parking = await createEngine({ cache: keep });
   const replaying = await createEngine({ cache: { ...keep, parkedMax: 0 } });
-  for (const [label, e] of [['resume from the parked sandbox', parking], ['resume replayed from the journal', replaying]] as const) {
+  const runs = [['resume from the parked sandbox', parking, 'L1'], ['resume, parked, journal compared', parking, 'L0'], ['resume replayed from the journal', replaying, 'L1']] as const;
+  for (const [label, e, journalLease] of runs) {
     const samples: number[] = [];
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 4; round++) {
       const waits = [];
       for (let i = 0; i < n; i++) {
-        const id = `w${round}-${i}`;
-        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal: [], limits: { fuel: 1e6 } });
+        const id = `w${label.length}-${round}-${i}`;
+        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's', lease: 'L1' }, journal: [], limits: { fuel: 1e6 } });
         if (a.status !== 'waiting') throw new Error(a.status);
         waits.push([id, stored([...a.journal, { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position, recordedAt: new Date().toISOString() }])] as const);
       }
       const c0 = process.cpuUsage();
       let resumed = 0;
       for (const [id, journal] of waits) {
-        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's' }, journal, limits: { fuel: 1e6 } });
+        const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's', lease: 'L2', journalLease }, journal, limits: { fuel: 1e6 } });
         if (a.status !== 'completed') throw new Error(a.status);
         if (a.stats.resumed) resumed++;
       }
-      samples.push(cpuMs(process.cpuUsage(c0)) / n);
-      if (round === 2) console.log(`${label.padEnd(48)} ${samples.map((s) => s.toFixed(3)).join(' / ').padStart(8)} ms CPU  (3 rounds; ${resumed}/${n} resumed in place)`);
+      if (round > 0) samples.push(cpuMs(process.cpuUsage(c0)) / n);
+      if (round === 3) console.log(`${label.padEnd(48)} ${samples.map((s) => s.toFixed(3)).join(' / ').padStart(8)} ms CPU  (3 rounds; ${resumed}/${n} resumed in place)`);
     }
   }
   parking.close();

@@ -163,6 +163,34 @@ t.test('a journal that does not continue the parked state falls back to replay',
   t.equal(d.status, 'completed');
 });
 
+t.test('a journal saved under the parking claim resumes without a comparison; another claim\'s is compared', async (t) => {
+  const code = await journey(`const p = await ctx.profile.get(); await ctx.sleep('1h'); ctx.log.info(JSON.stringify(p)); await ctx.traits.set('k', p.id);`);
+  const under = (id: string, lease: string, journalLease?: string, journal: JournalEntry[] = []) =>
+    cached.activate({ code, execution: { ...execution(id), lease, ...(journalLease ? { journalLease } : {}) }, event: EVENT, journal, host, now: 1_000_000 });
+  for (const [what, journalLease, resumed, logged] of [
+    // The runner hands in the lease of the save that wrote the journal: the parking activation's
+    // own, so the sandbox stopped exactly there and its state stands (the journal is not read).
+    ['saved under the parking claim', 'L1', true, '{"id":"p","traits":{"n":1}}'],
+    // Another claim wrote it (a takeover after the lease expired): compared, and it differs.
+    ['written by another claim', 'L7', false, '{"id":"q"}'],
+    ['no lease handed in', undefined, false, '{"id":"q"}'],
+  ] as const) {
+    const id = `exe_l_${journalLease ?? 'none'}`;
+    const a = await under(id, 'L1');
+    if (a.status !== 'waiting') { t.fail(a.status); return; }
+    const wake = { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position };
+    const other: JournalEntry[] = [{ ...a.journal[0]!, result: { ok: true, value: { id: 'q' } } }, wake];
+    const b = await under(id, 'L2', journalLease, other);
+    t.equal(b.stats.resumed, resumed, `${what}: ${resumed ? 'resumed in place' : 'replayed'}`);
+    t.same(b.logs.map((l) => l.message), [logged], `${what}: the profile ${resumed ? 'the parked run read' : 'of the journal it was given'}`);
+  }
+  // The same journal as parked, handed in with another claim's lease: compared, equal, resumed.
+  const a = await under('exe_l_same', 'L1');
+  if (a.status !== 'waiting') { t.fail(a.status); return; }
+  const same = [...a.journal.map((e) => ({ ...e })), { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position }];
+  t.equal((await under('exe_l_same', 'L2', 'L7', same)).stats.resumed, true, 'an equal journal from another claim resumes in place');
+});
+
 t.test('a short journal is not parked by default: it replays', async (t) => {
   const engine = await createEngine();
   t.teardown(() => engine.close());

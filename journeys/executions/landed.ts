@@ -49,7 +49,11 @@ export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord
 }
 
 interface ActiveRow { id: string; org_id: string; profile_id: string; status: string; wait: WaitRecord | null; woken: boolean; leased: boolean }
-export interface WaitRecord { kind: 'sleep' | 'event'; names?: string[]; until: number; position: number; call: unknown; began: number }
+export interface WaitRecord {
+  kind: 'sleep' | 'event'; names?: string[]; until: number; position: number; call: unknown; began: number;
+  /** The claim whose save recorded this wait with its journal (journeys/executions/resume.ts). */
+  lease?: string;
+}
 
 /** The first event of `events` (in receive order) that answers `wait`, or undefined. */
 export function answering(wait: WaitRecord, events: readonly EventRecord[]): EventRecord | undefined {

@@ -24,6 +24,7 @@ import { nextDebounceMs, startDebounced } from './starts.js';
 import { DeferredSend } from './messaging.js';
 import { createProfileReads } from './reads.js';
 import { createSaver, retryDelayMs, type Outcome } from './save.js';
+import { resumeJournal } from './resume.js';
 import { longestRest, type Wakes } from '../../pipeline/wakes.js';
 
 export interface RunnerOptions {
@@ -183,7 +184,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   /** Quiet hours deferred a send of this execution's activation in hand: until when (epoch ms). */
   const deferred = new Map<string, number>();
 
-  const activate = async (row: Row, journal: JournalEntry[], src: string, now: number): Promise<Activation> => {
+  const activate = async (row: Row, { journal, journalLease }: { journal: JournalEntry[]; journalLease: string | undefined }, src: string, now: number): Promise<Activation> => {
     const t = await ready();
     const ex: HostExecution = {
       id: row.id, orgId: row.org_id, appId: row.app_id, sourceId: row.source_id, profileId: row.profile_id, environment: row.environment, runSeq: row.run_seq,
@@ -203,7 +204,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     try {
       const task: JourneyTask = {
         kind: 'activate', port: port2,
-        input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id }, event: row.event, journal, limits: o.limits, now },
+        input: { code: src, execution: { id: row.id, runId: row.run_id, seed: row.run_id, lease: row.lease_id, journalLease }, event: row.event, journal, limits: o.limits, now },
       };
       const jt = poolOf(t, row.id);
       return await jt.quiet.around(() => jt.pool.run(task, { transferList: [port2] }) as Promise<Activation>);
@@ -213,12 +214,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
   };
 
   const runOne = async (row: Row): Promise<void> => {
-    const journal = (row.journal ?? []).slice();
-    if (row.status === 'waiting' && row.wait) {
-      // The wait's answer becomes its entry: the event (or null on timeout) for waitForEvent, null for sleep.
-      const value = row.wait.kind === 'event' ? (row.wake_value ?? null) : null;
-      journal.push({ call: row.wait.call as JournalEntry['call'], result: { ok: true, value }, at: row.wait.position, recordedAt: new Date().toISOString() });
-    }
+    const { journal, journalLease } = resumeJournal(row);
     const src = await code(row);
     const now = Date.now();
     if (src === null) {
@@ -226,7 +222,7 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
       return;
     }
     let a: Activation;
-    try { a = await activate(row, journal, src, now); } catch (err) { deferred.delete(row.id); throw err; }
+    try { a = await activate(row, { journal, journalLease }, src, now); } catch (err) { deferred.delete(row.id); throw err; }
     const until = deferred.get(row.id);
     deferred.delete(row.id);
     await save(row, now, a.status === 'restart' ? restartOutcome(row, a) : a.status === 'retry' && until !== undefined ? { ...a, deferUntil: until } : a);

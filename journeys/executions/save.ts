@@ -52,7 +52,7 @@ export function saveRow(x: SaveInput): SaveRow {
     case 'completed': return base;
     case 'failed': return { ...base, kind: 'failed', err: `${a.code}: ${a.message}` };
     case 'waiting': {
-      const wait: WaitRecord = { ...a.wait, began: x.began };
+      const wait: WaitRecord = { ...a.wait, began: x.began, lease: x.leaseId };
       return {
         ...base, kind: 'waiting', step: a.wait.call.name, until: new Date(a.wait.until).toISOString(), wait,
         names: wait.kind === 'event' ? wait.names ?? [] : null, began: new Date(x.began).toISOString(),

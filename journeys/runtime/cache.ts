@@ -48,8 +48,13 @@ export interface Parked {
   code: string;
   runId: string;
   seed: string;
-  /** The journal when it parked (entries before the wait), compared entry by entry on resume. */
+  /**
+   * The journal when it parked (entries before the wait), compared entry by entry on resume unless
+   * the journal handed in is the one this activation's own save wrote (`lease`).
+   */
   journal: readonly JournalEntry[];
+  /** The claim the parking activation ran under (ActivationInput.execution.lease). */
+  lease: string | undefined;
   /** The wait call, then calls issued after it in the same turn. */
   wait: Pending;
   queue: Pending[];

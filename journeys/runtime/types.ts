@@ -61,8 +61,13 @@ export interface ActivationInput {
   /**
    * `seed` seeds Math.random (with the call position): pass a per-run value if a restarted run should
    * draw other numbers. `id` and `runId` prefix idempotency keys.
+   *
+   * `lease` names the claim this activation runs under, and `journalLease` the claim whose saved
+   * outcome wrote `journal` (both opaque; a runner without leases leaves them out). A parked
+   * sandbox whose activation ran under `journalLease` stopped exactly at this journal, so its resume
+   * skips comparing the journal entry by entry; any other resume compares it.
    */
-  execution: { id: string; runId: string; seed: string };
+  execution: { id: string; runId: string; seed: string; lease?: string; journalLease?: string };
   /** The trigger event: `ctx.event`; its `receivedAt` starts the virtual clock. */
   event: Event | Record<string, unknown>;
   /** The run's journal so far, in position order (`at` = index). */
