@@ -267,8 +267,10 @@ export function startJourneyRunner(o: RunnerOptions): Runner {
     const d = await nextDebounceMs(o.pool);
     debounceAt = d === null ? Infinity : Date.now() + d;
     const r = await o.pool.query<{ ms: number | null }>(
-      `SELECT (EXTRACT(EPOCH FROM (SELECT wake_at FROM executions WHERE status IN ('running', 'waiting')
-         AND (lease_until IS NULL OR lease_until < now()) ORDER BY wake_at LIMIT 1) - now()) * 1000)::float8 AS ms`);
+      // One probe of executions_due_org per org (the index the claim uses; migration 31).
+      `SELECT (EXTRACT(EPOCH FROM (SELECT min(d.wake_at) FROM orgs o CROSS JOIN LATERAL (
+         SELECT e.wake_at FROM executions e WHERE e.org_id = o.id AND e.status IN ('running', 'waiting')
+           AND (e.lease_until IS NULL OR e.lease_until < now()) ORDER BY e.wake_at LIMIT 1) d) - now()) * 1000)::float8 AS ms`);
     const ms = Math.min(r.rows[0]?.ms ?? Infinity, d ?? Infinity);
     wakeAt(Date.now() + (ms === Infinity ? idleMs() : ms <= 0 ? pollMs : Math.min(ms + 5, idleMs())));
   };
