@@ -31,11 +31,15 @@ export async function onEventsLanded(d: LandedDeps, events: readonly EventRecord
   const pairs = new Map<string, [string, string]>();
   for (const e of events) pairs.set(`${e.orgId}\u0000${e.profileId}`, [e.orgId, e.profileId]);
   const pairList = [...pairs.values()];
+  // The landed profiles' active executions in one index scan over the profile ids (an array), not a
+  // probe per profile: with stale statistics (embedded Postgres analyzes itself every 15 s at most)
+  // the planner turned the probes into a read of every active execution of the org and a hash join,
+  // 7-11 ms per landed batch with ~10,000 running (0.7-1.2 ms this way, same data).
   const r = await d.pool.query<{ versions: Array<[string, string]>; active: string[] }>(
     `SELECT (SELECT COALESCE(json_agg(json_build_array(id, journeys_version::text)), '[]') FROM orgs WHERE id = ANY($1)) AS versions,
-            (SELECT COALESCE(json_agg(x.id), '[]') FROM unnest($2::text[], $3::text[]) AS p(org_id, profile_id)
-             CROSS JOIN LATERAL (SELECT id FROM executions WHERE org_id = p.org_id AND profile_id = p.profile_id
-               AND status IN ('running', 'waiting')) x) AS active`,
+            (SELECT COALESCE(json_agg(x.id), '[]') FROM executions x
+             WHERE x.org_id = ANY($1) AND x.profile_id = ANY($3::text[]) AND x.status IN ('running', 'waiting')
+               AND (x.org_id, x.profile_id) IN (SELECT * FROM unnest($2::text[], $3::text[]) AS p(org_id, profile_id))) AS active`,
     [orgIds, pairList.map((p) => p[0]), pairList.map((p) => p[1])]);
   const { versions, active } = r.rows[0]!;
   let woke = false;
