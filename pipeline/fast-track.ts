@@ -1,8 +1,8 @@
 // The fast path of track and identify calls: when this thread already knows everything a lane
 // depends on (every identifier's owner, one profile per lane, or, for a lane of track calls, none
 // of them owned as far as it knows: a new profile is proposed, migration 26; the org's catalog and
-// segment definitions), the lane's calls are written in one statement, in one round trip with BEGIN
-// and COMMIT when no segment watches them (else the decisions follow in the same transaction):
+// segment definitions), the lane's calls are written in one statement, its own transaction when no
+// segment watches them (else the decisions follow in the same transaction):
 // headwater_track_fast (migrations 8, 9, 11, 26 and 27) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
 // messageIds with their answers, the new events' segment history and the identifies' trait and
@@ -185,11 +185,11 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
     };
   };
   const identifies = identifyArgs(calls, fast.filter((i) => !isTrack(i)), plans, profileOf);
-  // With no segment to decide, BEGIN, the statement and COMMIT travel together; otherwise the
-  // decisions (segments/recompute.ts) follow in the same transaction, for the new events only.
+  // With no segment to decide, the statement is the transaction; otherwise the decisions
+  // (segments/recompute.ts) follow in the same transaction, for the new events only.
   const decide = touchesSegments(ctx.segments, fast.map(touchOf));
   const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
-  const write = `SELECT headwater_track_fast(${jsonLiteral({ lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args(), ...identifies.args })}) AS r`;
+  const arg = { lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args(), ...identifies.args };
   let answer: FastAnswer;
   let system: EventRecord[] = [];
   /** The stored answers of replayed messageIds, by messageKey. */
@@ -199,8 +199,15 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const c = await ctx.pool.connect();
   try {
     try {
-      const res = await c.query(`BEGIN; ${write}${decide ? '' : '; COMMIT'}`) as unknown as pg.QueryResult[];
-      answer = res[1]!.rows[0]!.r;
+      if (decide) {
+        // BEGIN travels with the statement (one round trip), so the argument goes as a literal.
+        const res = await c.query(`BEGIN; SELECT headwater_track_fast(${jsonLiteral(arg)}) AS r`) as unknown as pg.QueryResult[];
+        answer = res[1]!.rows[0]!.r;
+      } else {
+        // One statement is its own transaction: no BEGIN or COMMIT, and the argument is a bound
+        // parameter (escaping it into the SQL text was ~6 % of the embedded main thread).
+        answer = (await c.query<{ r: FastAnswer }>('SELECT headwater_track_fast($1::jsonb) AS r', [JSON.stringify(arg)])).rows[0]!.r;
+      }
       for (const [o, a, m, result] of answer.replays ?? []) prior.set(storedKey(o, a, m), result);
       deferred = new Set(answer.deferred ?? []);
       if (decide) {
