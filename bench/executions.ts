@@ -24,6 +24,7 @@ import { arg } from './args.js';
 import { cpuBetween, cpuOfNamed, cpuSeconds, memory, ticksPerSecond } from './procstat.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { ROOT, spawnServe } from './child.js';
+import { drain } from './run-servers.js';
 import { SDK_FILE, sdkPlugin } from '../cli/project/index.js';
 
 const IDLE = Number(arg('--idle', '10000'));
@@ -65,6 +66,9 @@ function threadShares(a: Map<string, number>, b: Map<string, number>, seconds: n
 const mode = process.env.DATABASE_URL && process.env.NATS_URL ? 'postgres+nats' : 'embedded';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** CPU of the store servers' processes (PostgreSQL backends and nats-server), for cpuBetween. */
+const storesCpu = () => cpuOfNamed(['postgres', 'nats-server']);
 
 const startServer = () => spawnServe({ nodeArgs: (process.env.HEADWATER_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) });
 
@@ -286,19 +290,21 @@ async function load() {
     await batch(srv.url, warm, tracks('warm', nWarm, 'load_go'));
     await ended(srv.url, warm, nWarm, performance.now());
     const offCpu0 = cpuSeconds(srv.pid)!;
-    const offStores0 = cpuOfNamed(['postgres', 'nats-server']);
+    const offStores0 = storesCpu();
     const offS = await batch(srv.url, off, tracks('off', LOAD, 'load_go'));
-    // Its events land after the answers (ClickHouse, segments): a second for the tail.
-    await sleep(1000);
+    // Its events land after the answers (ClickHouse, segments): until a sentinel event sent after
+    // them is listed, so the landing's CPU counts as the journey-on figure's does.
+    const drained = await drain(srv.url, { ...off, frontEnd: '' }, Date.now());
+    if (drained.drainS === undefined) throw new Error(`the journey-off load did not land: ${drained.sentinel}`);
     const offCallMs = (cpuSeconds(srv.pid)! - offCpu0) * 1000 / LOAD;
-    const offStoresMs = cpuBetween(offStores0, cpuOfNamed(['postgres', 'nats-server'])) * 1000 / LOAD;
+    const offStoresMs = cpuBetween(offStores0, storesCpu()) * 1000 / LOAD;
     const t0 = performance.now();
     const cpu0 = cpuSeconds(srv.pid)!;
-    const stores0 = cpuOfNamed(['postgres', 'nats-server']);
+    const stores0 = storesCpu();
     const onS = await batch(srv.url, on, tracks('on', LOAD, 'load_go'));
     const { end, done, failed } = await ended(srv.url, on, LOAD, t0);
     const serveMs = (cpuSeconds(srv.pid)! - cpu0) * 1000;
-    const storesMs = cpuBetween(stores0, cpuOfNamed(['postgres', 'nats-server'])) * 1000;
+    const storesMs = cpuBetween(stores0, storesCpu()) * 1000;
     const totalS = (end - t0) / 1000;
     const offRate = LOAD / offS;
     const onRate = LOAD / onS;
@@ -317,12 +323,12 @@ async function load() {
     await ended(srv.url, triv, tw, performance.now());
     const trivCpu0 = cpuSeconds(srv.pid)!;
     const trivThreads0 = threadSeconds(srv.pid);
-    const trivStores0 = cpuOfNamed(['postgres', 'nats-server']);
+    const trivStores0 = storesCpu();
     const tt0 = performance.now();
     await batch(srv.url, triv, tracks('triv', LOAD, 'load_go'));
     const te = await ended(srv.url, triv, LOAD + tw, tt0);
     const trivCallMs = (cpuSeconds(srv.pid)! - trivCpu0) * 1000 / LOAD;
-    const trivStoresMs = cpuBetween(trivStores0, cpuOfNamed(['postgres', 'nats-server'])) * 1000 / LOAD;
+    const trivStoresMs = cpuBetween(trivStores0, storesCpu()) * 1000 / LOAD;
     const trivialMs = trivCallMs - offCallMs;
     const trivThreads = [...threadSeconds(srv.pid)].map(([k, v]) => [k, (v - (trivThreads0.get(k) ?? 0)) * 1000 / LOAD] as const)
       .filter(([, ms]) => ms >= 0.01).sort((x, y) => y[1] - x[1]).slice(0, 6).map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(', ');

@@ -85,12 +85,12 @@ for (const entries of [100, 1000]) {
   const parking = await createEngine({ cache: keep });
   const replaying = await createEngine({ cache: { ...keep, parkedMax: 0 } });
   const runs = [['resume from the parked sandbox', parking, 'L1'], ['resume, parked, journal compared', parking, 'L0'], ['resume replayed from the journal', replaying, 'L1']] as const;
-  for (const [label, e, journalLease] of runs) {
+  for (const [run, [label, e, journalLease]] of runs.entries()) {
     const samples: number[] = [];
     for (let round = 0; round < 4; round++) {
       const waits = [];
       for (let i = 0; i < n; i++) {
-        const id = `w${label.length}-${round}-${i}`;
+        const id = `w${run}-${round}-${i}`;
         const a = await e.activate({ code, host, event, execution: { id, runId: 'r', seed: 's', lease: 'L1' }, journal: [], limits: { fuel: 1e6 } });
         if (a.status !== 'waiting') throw new Error(a.status);
         waits.push([id, stored([...a.journal, { call: a.wait.call, result: { ok: true as const, value: null }, at: a.wait.position, recordedAt: new Date().toISOString() }])] as const);

@@ -6,11 +6,13 @@ import type { Migration } from './types.js';
 // each org's oldest due executions (one probe of executions_due_org per org), ranked per org after
 // what the claiming process already runs for it, taken in rank order under FOR UPDATE SKIP LOCKED
 // with a lease, no org past `p_per_org`. It returns the claimed rows whole.
-export const pg029: Migration = {
-  version: 29,
-  name: 'journey claim as a function',
-  statements: [
-    `CREATE FUNCTION headwater_claim_due(p_secs float8, p_limit int, p_lease text, p_orgs text[], p_used int[], p_per_org int)
+
+/**
+ * The claim function's text. Migration 31 replaces it with the same statement but for how the
+ * UPDATE finds the picked rows, so both build it here (`update`: the UPDATE's FROM / WHERE line).
+ */
+export const claimDueFunction = (create: 'CREATE FUNCTION' | 'CREATE OR REPLACE FUNCTION', update: string): string =>
+  `${create} headwater_claim_due(p_secs float8, p_limit int, p_lease text, p_orgs text[], p_used int[], p_per_org int)
      RETURNS SETOF executions LANGUAGE plpgsql VOLATILE AS $fn$
      BEGIN
        RETURN QUERY WITH used AS (SELECT * FROM unnest(p_orgs, p_used) AS u(org_id, n)),
@@ -27,8 +29,14 @@ export const pg029: Migration = {
        CROSS JOIN LATERAL (SELECT x.id FROM executions x WHERE x.id = c.id AND x.status IN ('running', 'waiting')
          AND x.wake_at <= now() AND (x.lease_until IS NULL OR x.lease_until < now()) FOR UPDATE SKIP LOCKED) p)
      UPDATE executions x SET lease_until = now() + make_interval(secs => p_secs), lease_id = p_lease, attempts = x.attempts + 1
-     FROM pick WHERE x.id = pick.id
+     ${update}
      RETURNING x.*;
-     END $fn$`,
+     END $fn$`;
+
+export const pg029: Migration = {
+  version: 29,
+  name: 'journey claim as a function',
+  statements: [
+    claimDueFunction('CREATE FUNCTION', 'FROM pick WHERE x.id = pick.id'),
   ],
 };
