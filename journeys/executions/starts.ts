@@ -80,6 +80,9 @@ export async function insertStarts(c: pg.PoolClient, log: Logger, starts: Start[
   }
   // Rows go in event order: of two triggers of one (journey, profile) in a batch the first starts
   // and the second meets the one-active index. A repeat meets the (journey, trigger event) key.
+  // Consent is a probe of each row's profile by primary key: as a join, the planner (which guesses
+  // the consent test keeps 0.5 % of profiles) hashed every profile of the store, 53 us per start
+  // with 40,000 profiles on embedded Postgres; probed, 3.6 us.
   const limits = await lockExecutionQuotas(c, cols[1] as string[]);
   const r = await c.query<{ id: string; org_id: string; journey_key: string; holdout: boolean }>(
     `INSERT INTO executions (id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
@@ -91,8 +94,7 @@ export async function insertStarts(c: pg.PoolClient, log: Logger, starts: Start[
                  $10::text[], $11::text[], $12::text[], $13::float8[], $14::timestamptz[], $15::boolean[])
           WITH ORDINALITY AS t(id, org_id, journey_key, version_id, release_id, app_id, source_id, profile_id, environment,
                                trigger_event_id, event, purpose, cooldown_ms, received_at, held, ord)
-     JOIN profiles p ON p.id = t.profile_id AND p.org_id = t.org_id
-     WHERE p.consent -> t.purpose = 'true'::jsonb
+     WHERE (SELECT p.consent -> t.purpose FROM profiles p WHERE p.id = t.profile_id AND p.org_id = t.org_id) = 'true'::jsonb
        AND NOT (t.cooldown_ms > 0 AND EXISTS (SELECT 1 FROM executions e WHERE e.org_id = t.org_id AND e.journey_key = t.journey_key
              AND e.profile_id = t.profile_id AND e.started_at > t.received_at - make_interval(secs => t.cooldown_ms / 1000.0)))
      ORDER BY t.ord
