@@ -14,6 +14,7 @@ import type { Wakes } from '../pipeline/wakes.js';
 import type { IngestCall, CallResult, EventRecord } from '../pipeline/types.js';
 import { startEngine, type Engine, type EngineOptions } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
+import { yieldToIngestion, type FrontDoorBacklog } from '../pipeline/landing-yield.js';
 import { startWebhookSender, type WebhookSender } from '../journeys/webhooks/mod.js';
 import { enqueueEmail, startEmailSender, type EmailSender } from '../journeys/email/mod.js';
 import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../journeys/executions/mod.js';
@@ -42,6 +43,11 @@ export interface NodeOptions {
   sole?: boolean;
   /** How the background loops learn of work made in other processes, and tell them of this one's (pipeline/wakes.ts). */
   wakes: Wakes;
+  /**
+   * The HTTP front door's backlog, where ingestion and journeys share one embedded store: the
+   * writer's journey starts then wait while a queue stands there (journeys/executions/yield.ts).
+   */
+  frontDoor?: FrontDoorBacklog;
   /** The engine settings only `serve` sets (embedded: inline batches, answers before landing). */
   engine?: Pick<EngineOptions, 'inline' | 'answerBeforeLanding'>;
 }
@@ -71,6 +77,7 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
   const triggers = new TriggerIndex(pool);
   let runner: Runner | undefined;
   const onLanded = (events: EventRecord[]) => onEventsLanded({ pool, index: triggers, log, notify: () => { runner?.notify(); o.wakes.tell('journeys'); } }, events);
+  const frontDoor = o.frontDoor;
   const closers: Array<() => Promise<void> | void> = [() => triggers.close()];
   const close = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
   try {
@@ -81,6 +88,7 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
       threads: config.workers, workerModule: INGEST_TASK, ch: o.ch, log, wakes: o.wakes,
       eventLingerMs: config.eventLingerMs ?? defaultEventLinger(config), ...o.engine,
       onLanded, drops: o.drops, observe: o.metrics.engine,
+      yieldLanding: frontDoor ? (since) => yieldToIngestion({ backlog: frontDoor }, since) : undefined,
     });
     closers.push(() => engine.close());
     // Outbound webhook deliveries: the secrets are read with the shared master key (set

@@ -58,6 +58,11 @@ export interface EngineOptions {
    * waits): when it throws, the events come again, so it must be idempotent.
    */
   onLanded?: (events: EventRecord[]) => Promise<void>;
+  /**
+   * Resolves when a batch of events may land, given its first event's receipt (ms): embedded,
+   * landing yields to ingestion (landing-yield.ts). Absent: at once.
+   */
+  yieldLanding?: (since: number) => Promise<unknown>;
   /** Counts replayed track calls (their re-emitted events collapse in ClickHouse). */
   drops?: DropSink;
   /** Told how long each batch and each ClickHouse insert took (for metrics). */
@@ -90,6 +95,7 @@ export function startEngine(o: EngineOptions): Engine {
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
   const writer = o.ch ? o.events.consume(async (events) => {
+    if (o.yieldLanding && events.length) await o.yieldLanding(Date.parse(events[0]!.receivedAt));
     const t0 = performance.now();
     await insertEvents(o.ch!, events);
     o.observe?.insert((performance.now() - t0) / 1000, events.length);

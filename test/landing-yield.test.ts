@@ -1,0 +1,34 @@
+// When the embedded event writer lands a batch (pipeline/landing-yield.ts): at once when nobody
+// waits at the front door, after the queue there has cleared and stayed clear, and never later than
+// its bound. The backlog is scripted over time since the call began. The upper bounds leave room
+// for a loaded machine's late timers; the lower ones are exact.
+import t from 'tap';
+import { yieldToIngestion } from '../pipeline/landing-yield.js';
+
+type Backlog = { calls: number; oldestMs: number };
+const QUIET = { calls: 0, oldestMs: 0 };
+const STANDING = { calls: 2_000, oldestMs: 120 };
+const QUICK = { calls: 500, oldestMs: 5 };
+const opts = { standingMs: 50, quietMs: 40, maxHoldMs: 400, pollMs: 2 };
+
+const cases: Array<[string, (ms: number) => Backlog, number, { min: number; max: number }]> = [
+  ['nobody waits: at once', () => QUIET, 0, { min: 0, max: 30 }],
+  ['past its bound already: at once', () => STANDING, -1_000, { min: 0, max: 30 }],
+  ['calls answered quickly: after the quiet spell only', () => QUICK, 0, { min: 40, max: 390 }],
+  ['a queue stands 150 ms: after it cleared and stayed clear', (ms) => (ms < 150 ? STANDING : QUICK), 0, { min: 190, max: 390 }],
+  // Between a client's answer and its next request the oldest call is new: not a clear queue (the
+  // last gap, from 175 ms, runs into the clear spell).
+  ['short gaps in a standing queue do not end it', (ms) => (ms < 200 && ms % 50 >= 25 ? { calls: 2_000, oldestMs: 3 } : ms < 200 ? STANDING : QUIET), 0, { min: 210, max: 390 }],
+  ['a queue that never clears: at the bound', () => STANDING, 0, { min: 390, max: 700 }],
+  ['the bound counts from the first event, not the call', () => STANDING, -300, { min: 90, max: 390 }],
+];
+
+for (const [what, script, sinceOffset, want] of cases) {
+  t.test(what, async (t) => {
+    const t0 = Date.now();
+    const waited = await yieldToIngestion({ ...opts, backlog: () => script(Date.now() - t0) }, t0 + sinceOffset);
+    const took = Date.now() - t0;
+    t.ok(took >= want.min && took <= want.max, `resolved after ${took} ms (want ${want.min}-${want.max})`);
+    t.ok(Math.abs(waited - took) <= 20, 'answers how long it waited');
+  });
+}
