@@ -9,6 +9,8 @@ export interface Options {
   loadgen: 'wrk' | 'autocannon'; users: number;
   /** Batch scenarios: 'only' (--batch), 'also' (default), 'off' (--no-batch). */
   batch: 'only' | 'also' | 'off';
+  /** Runs of batch20-users1000 per headwater mode (--repeat N, default 1): the stability target reads 5. */
+  repeat: number;
 }
 
 export function parseArgs(argv: string[]): Options {
@@ -33,6 +35,7 @@ export function parseArgs(argv: string[]): Options {
     loadgen: (lg as 'wrk' | 'autocannon' | undefined) ?? (findWrk() ? 'wrk' : 'autocannon'),
     users: num('--users', 1000),
     batch: has('--batch') ? 'only' : has('--no-batch') ? 'off' : 'also',
+    repeat: Math.floor(num('--repeat', 1)),
   };
 }
 

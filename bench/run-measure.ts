@@ -48,6 +48,8 @@ export interface ScenarioResult {
   scenario: Scenario;
   /** The measured run's runId (message ids `${runId}-${thread}-${n}`). */
   runId?: string;
+  /** With --repeat: which run of the scenario on this server this is (2 and on; the first has none). */
+  run?: number;
   /** Batch scenarios: calls per request, calls answered 2xx per second and per-call failures. */
   batchSize?: number;
   callsPerS?: number;
@@ -175,7 +177,7 @@ export function kinds(a: Record<string, number>, b: Record<string, number>): str
 
 export function line(r: ScenarioResult): string {
   const f = (n: number | undefined, d = 0) => (n === undefined || !Number.isFinite(n) ? '-' : n.toFixed(d));
-  return `  ${r.server}/${r.scenario}: ${f(r.rps)} req/s, ${f(r.acceptedPerS)} accepted/s, ${r.failed} failed, ${r.load.unanswered ?? '-'} unanswered at the end, p50 ${f(r.load.p50Ms, 2)} ms, ` +
+  return `  ${r.server}/${r.scenario}${r.run ? ` (run ${r.run})` : ''}: ${f(r.rps)} req/s, ${f(r.acceptedPerS)} accepted/s, ${r.failed} failed, ${r.load.unanswered ?? '-'} unanswered at the end, p50 ${f(r.load.p50Ms, 2)} ms, ` +
     `p99 ${f(r.load.p99Ms, 2)} ms, server CPU ${f(r.serverCpuPct)} %, stores ${f(r.storesCpuPct)} %, loadgen ${f(r.loadgenCpuPct)} %, ` +
     `RSS ${f(r.rssStartMB)}->${f(r.rssEndMB)} MB (peak ${f(r.peakRssMB)}), fds ${r.fdsBefore ?? '-'}->${r.fdsAfter ?? '-'}` +
     (r.fdKinds?.before && r.fdKinds.after ? ` (${kinds(r.fdKinds.before, r.fdKinds.after)})` : '') +

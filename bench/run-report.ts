@@ -27,7 +27,7 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
   const base = (r: ScenarioResult) => (r.server === 'fastify-pg-batch' ? undefined : find('fastify-pg-batch', r.scenario));
   const statuses = (r: ScenarioResult) => Object.entries(r.load.callCodes ?? {}).sort().map(([k, v]) => `${k}x${v}`).join(' ') || '-';
   const head = ['server', 'scenario', 'req/s', 'calls/s', 'call fails', 'call statuses', 'CPU us/call srv', 'pg', 'nats', 'total', 'p50 ms', 'p99 ms', '> 1 s', '> 2 s', 'x baseline'];
-  const rows = rs.map((r) => [r.server, r.scenario, f(r.rps), f(r.callsPerS), String(r.callFailures ?? '-'), statuses(r),
+  const rows = rs.map((r) => [r.server, r.run ? `${r.scenario} (run ${r.run})` : r.scenario, f(r.rps), f(r.callsPerS), String(r.callFailures ?? '-'), statuses(r),
     f(r.cpuUsPerCall?.server, 1), f(r.cpuUsPerCall?.postgres, 1), f(r.cpuUsPerCall?.nats, 1), f(r.cpuUsPerCall?.total, 1),
     r.load.responses ? f(r.load.p50Ms, 1) : '-', r.load.responses ? f(r.load.p99Ms, 1) : '-', String(r.load.over1s ?? '-'), String(r.load.over2s ?? '-'),
     f(cratio(r, base(r)), 2)]);
@@ -64,6 +64,12 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
     const rr = cratio(rp, u);
     const replayed = rp?.load.callCodes ? `${rp.load.callCodes['200'] ?? 0} of ${Object.values(rp.load.callCodes).reduce((a, v) => a + v, 0)} calls answered 200 replay` : undefined;
     add(`${label}: replays vs 1,000 users`, rr === undefined ? undefined : `${rr.toFixed(2)}x${replayed ? ` (${replayed})` : ''}`, '>= 1x', rr === undefined ? undefined : rr >= 1);
+    // Steady: every run of one scenario within 15 % of their median (--repeat 5).
+    const runs = rs.filter((r) => r.server === server && r.scenario === 'batch20-users1000' && r.callsPerS !== undefined).map((r) => r.callsPerS!);
+    const st = stability(runs);
+    add(`${label}: batch20-users1000: five runs within 15 % of their median`, runs.length < 5 ? (runs.length ? `${runs.length} run(s): run with --repeat 5` : undefined) :
+      `${runs.map((x) => f(x)).join(', ')} calls/s; median ${f(st.median)}, furthest ${st.furthestPct >= 0 ? '+' : ''}${st.furthestPct.toFixed(1)} %`,
+      'within +-15 %', runs.length < 5 ? undefined : Math.abs(st.furthestPct) <= 15);
     for (const sc of BATCH_SCENARIOS) {
       const r = find(server, sc);
       add(`${label}: ${sc}: p99 at ${s.connections} connections, requests over 2 s`,
@@ -96,6 +102,17 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
 }
 
 export interface Target { name: string; measured: string; wanted: string; pass: boolean | null }
+
+/** The median of `xs` and how far (signed %, the larger side) the furthest value lies from it. */
+export function stability(xs: number[]): { median: number; furthestPct: number } {
+  if (xs.length === 0) return { median: NaN, furthestPct: NaN };
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  let furthestPct = 0;
+  for (const x of xs) { const d = ((x - median) / median) * 100; if (Math.abs(d) > Math.abs(furthestPct)) furthestPct = d; }
+  return { median, furthestPct };
+}
 
 export const answeredAny = (r: ScenarioResult) => r.load.responses > 0;
 

@@ -26,7 +26,8 @@
 // p50/p99, requests over 1 s and 2 s, the ratio to the baseline; PASS/FAIL per target; the figures
 // go to bench/results/latest.json and bench/results/batch.md.
 // --batch runs the batch scenarios alone (with --only fastify,embedded,nats); --no-batch leaves
-// them out of a full run.
+// them out of a full run; --repeat N runs batch20-users1000 N times per headwater mode (the
+// stability target wants five runs within 15 % of their median).
 //
 // --journeys runs bench/executions.ts (the journey runtime) instead of all this.
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
@@ -244,6 +245,8 @@ async function main() {
         ].filter(wantScenario);
         // The replay re-sends batch20-users1000's bodies to the same process (same org and store).
         let replayOf: { runId: string; batches: number; pid: number } | undefined;
+        /** --repeat's further runs of the scenario just measured, reported after its first. */
+        const repeats: ScenarioResult[] = [];
         for (const scenario of plan) {
           if (!run) run = await launch();
           if (!run) break;
@@ -269,7 +272,19 @@ async function main() {
               const batch = batchShape(scenario, replayOf)!;
               r = await measure(o, run.srv, { ...target, kind: 'batch', batch }, settings, tmp,
                 { warmupS: o.warmupS, scenario, fixture: run.fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
-              if (scenario === 'batch20-users1000') { const src = replaySource(r, settings); replayOf = src ? { ...src, pid: run.srv.pid } : undefined; }
+              if (scenario === 'batch20-users1000') {
+                const src = replaySource(r, settings); replayOf = src ? { ...src, pid: run.srv.pid } : undefined;
+                // --repeat: the same scenario again on the same process, fresh messageIds each run
+                // (the stability target: five runs within 15 % of their median). The replay
+                // scenario re-sends the first run's bodies.
+                for (let k = 2; k <= o.repeat; k++) {
+                  const again = await measure(o, run.srv, { ...target, kind: 'batch', batch }, settings, tmp,
+                    { warmupS: o.warmupS, scenario, fixture: run.fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+                  again.run = k;
+                  again.frontEnd = run.fx.frontEnd;
+                  repeats.push(again);
+                }
+              }
             } else {
               r = await measure(o, run.srv, { ...target, kind: scenario }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: run.fx });
             }
@@ -280,7 +295,7 @@ async function main() {
             continue;
           }
           r.frontEnd = run.fx.frontEnd;
-          results.push(r); process.stdout.write(line(r) + '\n');
+          for (const x of [r, ...repeats.splice(0)]) { results.push(x); process.stdout.write(line(x) + '\n'); }
           if (scenario === 'soak') {
             const pts = (r.rssSamples ?? []).filter((p) => p.t >= 10);
             if (pts.length >= 2) {
