@@ -10,7 +10,7 @@ import type { ServiceMetrics } from './metrics.js';
 import type { PgConnection } from '../pipeline/store/postgres.js';
 import type { EventStream, IngestStream } from '../pipeline/stream/mod.js';
 import type { DropCounter } from '../pipeline/drops.js';
-import type { Wakes } from '../pipeline/wakes.js';
+import { wakeAndTell, type Wakes } from '../pipeline/wakes.js';
 import type { IngestCall, CallResult, EventRecord } from '../pipeline/types.js';
 import { startEngine, type Engine, type EngineOptions } from '../pipeline/engine.js';
 import { recoverLanding } from '../pipeline/landing.js';
@@ -76,7 +76,7 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
   // Journeys: landed events start executions and answer waits; the runner activates them.
   const triggers = new TriggerIndex(pool);
   let runner: Runner | undefined;
-  const onLanded = (events: EventRecord[]) => onEventsLanded({ pool, index: triggers, log, notify: () => { runner?.notify(); o.wakes.tell('journeys'); } }, events);
+  const onLanded = (events: EventRecord[]) => onEventsLanded({ pool, index: triggers, log, notify: wakeAndTell(o.wakes, 'journeys', () => runner?.notify()) }, events);
   const frontDoor = o.frontDoor;
   const closers: Array<() => Promise<void> | void> = [() => triggers.close()];
   const close = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
@@ -97,13 +97,13 @@ export async function startNode(o: NodeOptions): Promise<ProcessingNode> {
     closers.push(() => webhookSender.close());
     const emailSender = startEmailSender({ ...emailSettings(config), pool, log, wakes: o.wakes });
     closers.push(() => emailSender.close());
+    const emailQueued = wakeAndTell(o.wakes, 'email', () => emailSender.notify());
     const journeyRunner = startJourneyRunner({
       ...journeySettings(config), pool, log, taskModule: JOURNEY_TASK, propsTaskModule: PROPS_TASK, sole: o.sole, wakes: o.wakes,
-      submit: o.submit, webhookNotify: () => { webhookSender.notify(); o.wakes.tell('webhooks'); },
+      submit: o.submit, webhookNotify: wakeAndTell(o.wakes, 'webhooks', () => webhookSender.notify()),
       sendEmail: async (m) => {
         const r = await enqueueEmail(pool, m, { transport: emailSender.transport });
-        emailSender.notify();
-        o.wakes.tell('email');
+        emailQueued();
         return r;
       },
     });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { loadValidators, loadOpenApi, routes as routeDefs } from '../schemas/mod.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
-import { openWakes } from '../pipeline/wakes.js';
+import { openWakes, wakeAndTell } from '../pipeline/wakes.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import type { Config } from './config.js';
@@ -244,16 +244,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
     ingestRoutes(bind, { directory, stream: admitted, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: admitted, activity });
     // What a route enqueues wakes this process's loop and is told to the others.
-    webhookRoutes(bind, deps, { notify: () => { webhookSender.notify(); wakes.tell('webhooks'); } });
-    emailRoutes(bind, deps, { transport: emailSender.transport, notify: () => { emailSender.notify(); wakes.tell('email'); } });
+    webhookRoutes(bind, deps, { notify: wakeAndTell(wakes, 'webhooks', () => webhookSender.notify()) });
+    emailRoutes(bind, deps, { transport: emailSender.transport, notify: wakeAndTell(wakes, 'email', () => emailSender.notify()) });
     artifactRoutes(bind, deps);
-    pushRoutes(bind, deps, { kick: () => { compiler.kick(); wakes.tell('compile'); } });
+    pushRoutes(bind, deps, { kick: wakeAndTell(wakes, 'compile', () => compiler.kick()) });
     journeyRoutes(bind, deps);
     statsRoutes(bind, deps);
     executionRoutes(bind, deps);
     journalRoutes(bind, deps);
     privacyRoutes(bind, deps, {
-      eraser: { notify: () => { eraser.notify(); wakes.tell('erase'); } },
+      eraser: { notify: wakeAndTell(wakes, 'erase', () => eraser.notify()) },
       suppressions: { invalidate: async (orgId) => { await suppressions.invalidate(orgId); wakes.tell('suppressions'); } },
     });
     writeKeyRoutes(bind, deps, writeKeys);

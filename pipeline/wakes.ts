@@ -31,6 +31,12 @@ export interface Wakes {
 }
 
 /**
+ * What code that committed `topic` work calls: `wake` wakes this process's loop at once (other
+ * processes' notifications skip their sender), then the other processes are told.
+ */
+export const wakeAndTell = (wakes: Wakes, topic: WakeTopic, wake: () => void) => (): void => { wake(); wakes.tell(topic); };
+
+/**
  * The longest rest of a loop that polls every `pollMs` without notifications: `idleMs` while the
  * wakes listen (never shorter than the poll), else `pollMs`.
  */
