@@ -17,6 +17,7 @@ export interface Config {
   clickhouseUrl?: string;
   streamPrefix?: string;
   workers: number;
+  embeddedCacheMb: number;
   compileThreads: number;
   bodyLimit: number;
   artifactLimit: number;
@@ -78,6 +79,7 @@ export const OPTIONS: Opt[] = [
   { key: 'clickhouseUrl', flag: '--clickhouse-url', env: 'CLICKHOUSE_URL', def: undefined, kind: 'string', help: 'ClickHouse HTTP URL; embedded chDB when unset' },
   { key: 'streamPrefix', flag: '--stream-prefix', env: 'HEADWATER_STREAM_PREFIX', def: undefined, kind: 'string', help: 'prefix of the JetStream stream, consumer and subject names, so several deployments can share one NATS server' },
   { key: 'workers', flag: '--workers', env: 'HEADWATER_WORKERS', def: '2', kind: 'int', help: 'Piscina worker threads' },
+  { key: 'embeddedCacheMb', flag: '--embedded-cache-mb', env: 'HEADWATER_EMBEDDED_CACHE_MB', def: '128', kind: 'int', help: 'page cache of embedded PostgreSQL (PGlite shared_buffers), MiB, 16 to 4096; unused with DATABASE_URL. Ingestion slows as the hot index pages of a growing store outgrow it; a larger cache keeps it steady longer and adds as much to the process\'s memory' },
   { key: 'compileThreads', flag: '--compile-threads', env: 'HEADWATER_COMPILE_THREADS', def: '1', kind: 'int', help: 'threads compiling pushed journey and template bundles (a pool of its own, started on demand)' },
   { key: 'bodyLimit', flag: '--body-limit', env: 'HEADWATER_BODY_LIMIT', def: String(1024 * 1024), kind: 'int', help: 'request body limit in bytes (413 payload_too_large)' },
   { key: 'artifactLimit', flag: '--artifact-limit', env: 'HEADWATER_ARTIFACT_LIMIT', def: String(32 * 1024 * 1024), kind: 'int', help: 'artifact upload limit in bytes (413 artifact_too_large)' },
@@ -167,6 +169,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   for (const k of ['webhookAttempts', 'webhookDisableAfter', 'webhookTimeoutMs', 'webhookConcurrency', 'webhookConcurrencyPerWebhook', 'webhookConcurrencyPerOrg', 'webhookPollMs', 'emailAttempts', 'emailPollMs'] as const) {
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }
   }
+  if (cfg.embeddedCacheMb < 16 || cfg.embeddedCacheMb > 4096) throw new ConfigError(`--embedded-cache-mb / HEADWATER_EMBEDDED_CACHE_MB must be 16 to 4096, got ${cfg.embeddedCacheMb}`);
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
   if (cfg.journeyThreads < 1) cfg.journeyThreads = 1;
   for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs', 'journeyMaxRestarts', 'journeyRestartsPerMinute'] as const) {

@@ -100,7 +100,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // below still catches a port taken meanwhile).
     if (config.port !== 0) await assertPortFree(config.host, config.port);
     const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
-    const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
+    const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log, cacheMb: config.embeddedCacheMb });
     closers.push(() => pgStore.close());
     const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     closers.push(() => chStore.close());

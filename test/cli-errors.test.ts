@@ -56,6 +56,10 @@ t.test('CLI and start-up errors are one line with a documented exit code', async
       line: new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use \\(another headwater already serves http://127\\.0\\.0\\.1:${port}\\); .*PORT or --port`) },
     { what: 'second process on the same data dir', args: ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir], env: EMBEDDED, code: 3,
       line: /embedded \w+ in .* is in use by process \d+/ },
+    { what: 'embedded cache too small', args: ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp(t, 'hw-clierr-3-'), '--embedded-cache-mb', '8'], env: EMBEDDED, code: 2,
+      line: /--embedded-cache-mb \/ HEADWATER_EMBEDDED_CACHE_MB must be 16 to 4096, got 8/ },
+    { what: 'embedded cache too large', args: ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp(t, 'hw-clierr-4-')], env: { ...EMBEDDED, HEADWATER_EMBEDDED_CACHE_MB: '5000' }, code: 2,
+      line: /--embedded-cache-mb \/ HEADWATER_EMBEDDED_CACHE_MB must be 16 to 4096, got 5000/ },
   ];
   for (const c of cases) {
     const r = await hw(c.args, { ...clean, HEADWATER_LOG_LEVEL: 'warn', ...c.env });

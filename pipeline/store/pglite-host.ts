@@ -7,9 +7,9 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { WireMessage } from './pglite-channel.js';
 import { startPglite } from './pglite-start.js';
 
-const { dataDir, socketPath } = workerData as { dataDir: string; socketPath: string };
+const { dataDir, socketPath, cacheMb } = workerData as { dataDir: string; socketPath: string; cacheMb?: number };
 
-const db = await startPglite(dataDir);
+const db = await startPglite(dataDir, cacheMb);
 const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 32 });
 await server.start();
 

@@ -41,8 +41,11 @@ const types = {
   },
 };
 
-/** Opens PostgreSQL at `url`, or starts embedded PGlite in `dataDir` when `url` is unset. */
-export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number }): Promise<Postgres> {
+/**
+ * Opens PostgreSQL at `url`, or starts embedded PGlite in `dataDir` when `url` is unset, with a page
+ * cache of `cacheMb` (its shared_buffers; PostgreSQL's 128 MB when unset).
+ */
+export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number; cacheMb?: number }): Promise<Postgres> {
   if (opts.url) {
     const connection = { connectionString: opts.url };
     const pool = createPool(connection, opts.max ?? 8, opts.log);
@@ -56,7 +59,7 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   mkdirSync(sockDir, { recursive: true, mode: 0o700 });
   const socketPath = join(sockDir, '.s.PGSQL.5432');
   rmSync(socketPath, { force: true });
-  const worker = new Worker(new URL('./pglite-host.js', import.meta.url), { workerData: { dataDir: join(dir, 'data'), socketPath } });
+  const worker = new Worker(new URL('./pglite-host.js', import.meta.url), { workerData: { dataDir: join(dir, 'data'), socketPath, cacheMb: opts.cacheMb } });
   await new Promise<void>((resolve, reject) => {
     worker.once('message', (m) => (m.type === 'ready' ? resolve() : reject(new Error('pglite failed to start'))));
     worker.once('error', reject);
