@@ -96,13 +96,15 @@ export function createAuth(opts: AuthOptions): Auth {
   };
 
   // Built-in tokens carry `iat_ms` so that a session minted in the same second as a revocation, just
-  // after it, is not refused with it (`iat` has whole seconds only).
+  // after it, is not refused with it (`iat` has whole seconds only). One minted in the cut-off's own
+  // millisecond is (it may have come before the revocation; the revoke route answers only once the
+  // clock has passed the cut-off, so nothing minted after its answer is refused).
   const issuedBeforeCutOff = async (payload: Record<string, unknown>): Promise<boolean> => {
     if (typeof payload.org !== 'string') return false;
     const before = await cutOff(payload.org);
     if (before === null) return false;
     const at = typeof payload.iat_ms === 'number' ? payload.iat_ms : typeof payload.iat === 'number' ? payload.iat * 1000 : 0;
-    return at < before;
+    return at <= before;
   };
 
   const verifySession = async (token: string): Promise<Principal> => {

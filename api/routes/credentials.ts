@@ -34,13 +34,17 @@ export function credentialRoutes(bind: Bind, d: Deps) {
   bind('POST', '/v1/sessions/revoke', async (req) => {
     const p = req.principal;
     // The process clock, as session tokens carry it (`iat_ms`): a session minted after this answer
-    // is never caught by it, one minted before always is.
+    // is never caught by it, one minted before (or in the same millisecond) always is.
     const r = await d.pool.query<{ before: Date }>(
       `UPDATE orgs SET sessions_revoked_before = GREATEST(sessions_revoked_before, $2) WHERE id = $1
        RETURNING sessions_revoked_before AS before`, [p.orgId, new Date()]);
     if (!r.rows[0]) throw notFound('org');
     const before = new Date(r.rows[0].before);
     d.auth.sessionsRevoked(p.orgId!, before);
+    // Tokens minted in the cut-off's own millisecond are revoked too (`iat_ms <= before`); the
+    // answer waits for the clock to pass it, so none minted after the answer ever is (bounded for
+    // a cut-off another process's clock set ahead).
+    for (let i = 0; i < 1_000 && Date.now() <= before.getTime(); i++) await new Promise((res) => setTimeout(res, 1));
     d.log.info('sessions revoked', { orgId: p.orgId, by: p.userId, revokedBefore: before.toISOString() });
     return { data: { revokedBefore: before.toISOString() } };
   });
