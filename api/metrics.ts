@@ -55,9 +55,11 @@ export class ServiceMetrics {
     const batchCalls = new Counter({ name: 'headwater_ingest_batch_calls_total', help: 'Calls processed in batches by this process.', registers });
     const insert = new Histogram({ name: 'headwater_event_insert_seconds', help: 'Time of one ClickHouse insert of events.', buckets: LATENCY, registers });
     const inserted = new Counter({ name: 'headwater_events_inserted_total', help: 'Events inserted into ClickHouse by this process (re-emitted copies included).', registers });
+    const held = new Histogram({ name: 'headwater_event_landing_held_seconds', help: 'Time the embedded event writer held a batch while ingestion calls stood in a queue (at most 2 s after its first event).', buckets: LATENCY, registers });
     this.engine = {
       batch: (s, n) => { batch.observe(s); batchCalls.inc(n); },
       insert: (s, n) => { insert.observe(s); inserted.inc(n); },
+      held: (s) => held.observe(s),
     };
   }
 

@@ -59,10 +59,10 @@ export interface EngineOptions {
    */
   onLanded?: (events: EventRecord[]) => Promise<void>;
   /**
-   * Resolves when a batch of events may land, given its first event's receipt (ms): embedded,
-   * landing yields to ingestion (landing-yield.ts). Absent: at once.
+   * Resolves, with the milliseconds it held them, when a batch of events may land, given its first
+   * event's receipt (ms): embedded, landing yields to ingestion (landing-yield.ts). Absent: at once.
    */
-  yieldLanding?: (since: number) => Promise<unknown>;
+  yieldLanding?: (since: number) => Promise<number>;
   /** Counts replayed track calls (their re-emitted events collapse in ClickHouse). */
   drops?: DropSink;
   /** Told how long each batch and each ClickHouse insert took (for metrics). */
@@ -72,6 +72,8 @@ export interface EngineOptions {
 export interface EngineObserver {
   batch(seconds: number, calls: number): void;
   insert(seconds: number, events: number): void;
+  /** How long the event writer held a batch for ingestion (yieldLanding), every batch it asked. */
+  held?(seconds: number): void;
 }
 
 /** The worker pool's state: threads, the share of their time busy (0-1), batches waiting for one. */
@@ -95,7 +97,7 @@ export function startEngine(o: EngineOptions): Engine {
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
   const writer = o.ch ? o.events.consume(async (events) => {
-    if (o.yieldLanding && events.length) await o.yieldLanding(Date.parse(events[0]!.receivedAt));
+    if (o.yieldLanding && events.length) o.observe?.held?.((await o.yieldLanding(Date.parse(events[0]!.receivedAt))) / 1000);
     const t0 = performance.now();
     await insertEvents(o.ch!, events);
     o.observe?.insert((performance.now() - t0) / 1000, events.length);

@@ -59,6 +59,11 @@ t.test('the counters follow the calls', async (t) => {
   t.equal(requests(after) - requests(before), 5, 'five 201 answers of POST /v1/track');
   t.ok((sample(after, 'headwater_http_request_duration_seconds_count', { route: '/v1/track' }) ?? 0) >= 6, 'latencies observed per route template');
   t.ok((sample(after, 'headwater_ingest_batch_seconds_count') ?? 0) >= 1, 'batch latencies');
+  // Embedded, the event writer reports how long it held each batch for ingestion (0 when nobody waited).
+  if (!process.env.DATABASE_URL) {
+    const landed = await poll(scrape, (x) => (sample(x, 'headwater_event_landing_held_seconds_count') ?? 0) >= 1, 10_000);
+    t.ok((sample(landed, 'headwater_event_landing_held_seconds_count') ?? 0) >= 1, 'landing holds observed');
+  }
   for (const name of ['headwater_stream_pending_messages', 'headwater_stream_oldest_seconds', 'headwater_worker_utilization', 'headwater_worker_threads',
     'headwater_worker_queued_batches', 'headwater_ingest_waiting_calls', 'headwater_ingest_oldest_wait_seconds', 'headwater_pg_pool_connections', 'headwater_backlog']) {
     t.not(sample(after, name), undefined, `${name} is reported`);
