@@ -44,8 +44,8 @@ export interface NodeOptions {
   /** How the background loops learn of work made in other processes, and tell them of this one's (pipeline/wakes.ts). */
   wakes: Wakes;
   /**
-   * The HTTP front door's backlog, where ingestion and journeys share one embedded store: the
-   * writer's journey starts then wait while a queue stands there (journeys/executions/yield.ts).
+   * The HTTP front door's backlog, where ingestion and landing share one embedded store: the event
+   * writer then waits while a queue stands there (pipeline/landing-yield.ts).
    */
   frontDoor?: FrontDoorBacklog;
   /** The engine settings only `serve` sets (embedded: inline batches, answers before landing). */

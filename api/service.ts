@@ -150,15 +150,23 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
     const answerBeforeLanding = !nc && pgStore.embedded;
+    // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
+    // runner and promote replays submit directly: their work was accepted already.
+    // Held and refused track calls are counted per org and minute for the events chart.
+    const outcomes = new OutcomeCounter(pgStore.pool, log);
+    closers.push(() => outcomes.close());
+    const gate = new IngestGate(streams.ingest, {
+      maxWaitMs: config.ingestMaxWaitMs,
+      observe: (calls, results) => { metrics.observeCalls(calls, results); outcomes.observe(calls, results); },
+    });
     // The engine, the journey triggers it tells of landed events, the runner and the senders.
-    // The HTTP gate is built below, with the routes; embedded, the event writer yields to its
-    // backlog (landing shares the store's one thread with ingestion).
-    let gate: IngestGate | undefined;
+    // Embedded, the event writer yields to the gate's backlog (landing shares the store's one
+    // thread with ingestion).
     const node = await startNode({
       config, log, pool: pgStore.pool, connection: pgStore.connection, ch: chStore.client, streams,
       submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), sole: pgStore.embedded, wakes,
       engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding },
-      frontDoor: pgStore.embedded ? () => gate?.backlog() ?? { calls: 0, oldestMs: 0 } : undefined,
+      frontDoor: pgStore.embedded ? () => gate.backlog() : undefined,
     });
     closers.push(() => node.close());
     const { engine, webhookSender, emailSender, onLanded } = node;
@@ -221,19 +229,9 @@ export async function startService(config: Config, log: Logger): Promise<Service
     catalogRoutes(bind, deps);
     settingsRoutes(bind, deps);
     segmentRoutes(bind, deps, jobs, config.segmentPreviewCap);
-    // HTTP writes pass the gate (503 + Retry-After while the workers are behind); the journey
-    // runner and promote replays submit directly: their work was accepted already.
-    // Held and refused track calls are counted per org and minute for the events chart.
-    const outcomes = new OutcomeCounter(pgStore.pool, log);
-    closers.push(() => outcomes.close());
-    const admission = new IngestGate(streams.ingest, {
-      maxWaitMs: config.ingestMaxWaitMs,
-      observe: (calls, results) => { metrics.observeCalls(calls, results); outcomes.observe(calls, results); },
-    });
-    gate = admission;
-    const admitted = suppressions.wrap(admission);
+    const admitted = suppressions.wrap(gate);
     metrics.attach({
-      pool: pgStore.pool, backlog: () => admission.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
+      pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
       workers: () => engine.stats(), drops: drops.totals, listening: () => wakes.listening,
     });
     bind('GET', '/metrics', async () => ({ raw: await metrics.text(), contentType: metrics.contentType }));

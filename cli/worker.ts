@@ -19,7 +19,7 @@ import { openWakes } from '../pipeline/wakes.js';
 
 export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
-  const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log, cacheMb: config.embeddedCacheMb });
+  const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
   const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
   if (chStore) await migrate(pgStore.pool, chStore.client, log);
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater-worker' });

@@ -97,7 +97,10 @@ export function startEngine(o: EngineOptions): Engine {
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
   const writer = o.ch ? o.events.consume(async (events) => {
-    if (o.yieldLanding && events.length) o.observe?.held?.((await o.yieldLanding(Date.parse(events[0]!.receivedAt))) / 1000);
+    if (o.yieldLanding && events.length) {
+      const heldMs = await o.yieldLanding(Date.parse(events[0]!.receivedAt));
+      o.observe?.held?.(heldMs / 1000);
+    }
     const t0 = performance.now();
     await insertEvents(o.ch!, events);
     o.observe?.insert((performance.now() - t0) / 1000, events.length);

@@ -26,7 +26,7 @@ export interface YieldOptions {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Whether ingestion has a standing queue now. */
-export function standing(o: YieldOptions): boolean {
+function standing(o: YieldOptions): boolean {
   const b = o.backlog();
   return b.calls > 0 && b.oldestMs > (o.standingMs ?? 50);
 }
