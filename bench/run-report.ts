@@ -104,7 +104,7 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
 export interface Target { name: string; measured: string; wanted: string; pass: boolean | null }
 
 /** The median of `xs` and how far (signed %, the larger side) the furthest value lies from it. */
-export function stability(xs: number[]): { median: number; furthestPct: number } {
+function stability(xs: number[]): { median: number; furthestPct: number } {
   if (xs.length === 0) return { median: NaN, furthestPct: NaN };
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

@@ -270,18 +270,19 @@ async function main() {
               r = await measure(o, run.srv, { url: run.srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId, kind: 'track' }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: fx });
             } else if (isBatch(scenario)) {
               const batch = batchShape(scenario, replayOf)!;
-              r = await measure(o, run.srv, { ...target, kind: 'batch', batch }, settings, tmp,
-                { warmupS: o.warmupS, scenario, fixture: run.fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+              const { srv, fx } = run;
+              const measureBatch = () => measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp,
+                { warmupS: o.warmupS, scenario, fixture: fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+              r = await measureBatch();
               if (scenario === 'batch20-users1000') {
-                const src = replaySource(r, settings); replayOf = src ? { ...src, pid: run.srv.pid } : undefined;
+                const src = replaySource(r, settings); replayOf = src ? { ...src, pid: srv.pid } : undefined;
                 // --repeat: the same scenario again on the same process, fresh messageIds each run
                 // (the stability target: five runs within 15 % of their median). The replay
                 // scenario re-sends the first run's bodies.
                 for (let k = 2; k <= o.repeat; k++) {
-                  const again = await measure(o, run.srv, { ...target, kind: 'batch', batch }, settings, tmp,
-                    { warmupS: o.warmupS, scenario, fixture: run.fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+                  const again = await measureBatch();
                   again.run = k;
-                  again.frontEnd = run.fx.frontEnd;
+                  again.frontEnd = fx.frontEnd;
                   repeats.push(again);
                 }
               }
