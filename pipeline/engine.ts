@@ -14,6 +14,7 @@ import type { Wakes } from './wakes.js';
 import type { PgConnection } from './store/postgres.js';
 import { insertEvents } from './store/events.js';
 import { startLanding } from './landing.js';
+import { startDirectLanding } from './direct-landing.js';
 import { isolate } from './isolate.js';
 import { QuietCollector } from './quiet-collect.js';
 import type { BatchOutcome, EventRecord, IngestCall } from './types.js';
@@ -96,16 +97,24 @@ export function startEngine(o: EngineOptions): Engine {
   // Few large inserts: every insert is a ClickHouse part to merge later, and merges cost CPU that
   // ingestion needs. Nobody's answer waits for these writes, except with an in-process stream and
   // a Postgres server (answered events could not be recovered there: see answerBeforeLanding).
+  const landEvents = async (events: EventRecord[]) => {
+    const t0 = performance.now();
+    await insertEvents(o.ch!, events);
+    o.observe?.insert((performance.now() - t0) / 1000, events.length);
+    if (o.onLanded) await o.onLanded(events);
+  };
   const writer = o.ch ? o.events.consume(async (events) => {
     if (o.yieldLanding && events.length) {
       const heldMs = await o.yieldLanding(Date.parse(events[0]!.receivedAt));
       o.observe?.held?.(heldMs / 1000);
     }
-    const t0 = performance.now();
-    await insertEvents(o.ch!, events);
-    o.observe?.insert((performance.now() - t0) / 1000, events.length);
-    if (o.onLanded) await o.onLanded(events);
+    await landEvents(events);
   }, { maxBatch: 5_000, lingerMs: o.eventLingerMs }) : undefined;
+  // This process's own batches land here directly where the ingestion stream is durable (it
+  // offers `defer`): see direct-landing.ts.
+  const direct = o.ch && !o.answerBeforeLanding && !o.inline
+    ? startDirectLanding({ land: landEvents, handOver: (events) => o.events.publish(events), maxBatch: 5_000, lingerMs: o.eventLingerMs, log: o.log })
+    : undefined;
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
@@ -132,6 +141,14 @@ export function startEngine(o: EngineOptions): Engine {
     const out = await apply(calls);
     // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
     info.answer?.(out.results);
+    if (direct && info.defer) {
+      await direct.room();
+      const outbox = out.outbox;
+      info.defer(direct.land(out.events).then(async () => {
+        if (outbox.length) await clearOutbox(o.pool, outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+      }));
+      return out.results;
+    }
     if (out.events.length) await o.events.publish(out.events);
     // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
     if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
@@ -142,7 +159,8 @@ export function startEngine(o: EngineOptions): Engine {
     stats: () => run.stats(),
     async close() {
       await relay.close();
-      await consumer.close();
+      // The consumer's last batches wait for their direct landing, which lands at once from now.
+      await Promise.all([consumer.close(), direct?.close()]);
       await landing?.close();
       await writer?.close();
       await run.close();

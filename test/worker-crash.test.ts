@@ -1,7 +1,9 @@
-// A `headwater worker` killed (SIGKILL) in the middle of a stream of track calls, then started
-// again, with real NATS JetStream and PostgreSQL: every acknowledged event (201, or 200 replay)
-// must be listed by GET /v1/events exactly once, under the event id it was acknowledged with.
-// Calls answered 503 were not acknowledged; they are retried with the same messageId.
+// A `headwater worker`, or the `serve` process, killed (SIGKILL) in the middle of a stream of track
+// calls, then started again, with real NATS JetStream and PostgreSQL: every acknowledged event
+// (201, or 200 replay) must be listed by GET /v1/events exactly once, under the event id it was
+// acknowledged with. Calls answered 503, or not answered, were not acknowledged; they are retried
+// with the same messageId. Killing `serve` cuts the window where it answered calls whose events it
+// had not landed in its chDB yet (pipeline/direct-landing.ts): those calls come again after ack_wait.
 //
 // Processes: one `serve` (HTTP front end, an engine of its own, lands events in its embedded chDB)
 // and `headwater worker` processes, all sharing one stream prefix, DATABASE_URL and NATS_URL.
@@ -40,11 +42,16 @@ async function start(name: string, args: string[], env: Record<string, string>, 
 }
 
 const stop = (p: Proc, graceMs = 8_000) => stopProc(p, graceMs);
+/** Resolves once the process is gone (its port and data directory are free). */
+const exited = (p: Proc) => new Promise<void>((r) => {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) r();
+  else p.child.once('exit', () => r());
+});
 
 if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
   t.plan(0, 'needs DATABASE_URL and NATS_URL');
 } else {
-  t.test('a worker killed mid-stream loses and duplicates no acknowledged event', async (t) => {
+  for (const victim of ['worker', 'serve'] as const) t.test(`${victim === 'worker' ? 'a worker' : 'the serve process'} killed mid-stream loses and duplicates no acknowledged event`, async (t) => {
     const prefix = `w${randomBytes(5).toString('hex')}`;
     const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
     const env: Record<string, string> = {
@@ -74,8 +81,11 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
 
     // Workers first (they create the streams too), then the serve process.
     const firstWorker = await start('worker#1', ['worker', '--data-dir', tmp('hw-wc-worker-')], env, /headwater worker running/);
-    const served = await start('serve', ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp('hw-wc-serve-')], env, /listening on (http:\/\/\S+)/);
-    const url = served.match[1]!;
+    const serveDir = tmp('hw-wc-serve-');
+    const served = await start('serve', ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', serveDir], env, /listening on (http:\/\/\S+)/);
+    // A restarted serve listens on a port of its own (the old one may be taken by then: the test's
+    // own client sockets draw local ports from the same range).
+    let url = served.match[1]!;
 
     const org = await call(url, 'POST', '/v1/orgs', { token: operatorToken, body: { data: { name: `crash-${prefix}` } } });
     t.equal(org.status, 201, `org created (${org.text.slice(0, 200)})`);
@@ -131,11 +141,14 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
     const onDispatch = (i: number) => {
       if (i === KILL_AT) {
         killedAt = Date.now();
-        firstWorker.proc.child.kill('SIGKILL');
-        t.comment(`worker#1 SIGKILLed at call ${i}`);
+        (victim === 'worker' ? firstWorker : served).proc.child.kill('SIGKILL');
+        t.comment(`${victim === 'worker' ? 'worker#1' : 'serve'} SIGKILLed at call ${i}`);
       } else if (i === RESTART_AT) {
-        secondWorker = start('worker#2', ['worker', '--data-dir', tmp('hw-wc-worker-')], env, /headwater worker running/)
-          .then((w) => { t.comment(`worker#2 running (started at call ${i})`); return w; });
+        secondWorker = (victim === 'worker'
+          ? start('worker#2', ['worker', '--data-dir', tmp('hw-wc-worker-')], env, /headwater worker running/)
+          : exited(served.proc).then(() => start('serve#2', ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', serveDir], env, /listening on (http:\/\/\S+)/))
+            .then((s) => { url = s.match[1]!; return s; }))
+          .then((w) => { t.comment(`${victim}#2 running (started at call ${i})`); return w; });
         secondWorker.catch(() => undefined); // awaited (and reported) below
       }
     };
@@ -163,7 +176,7 @@ if (!DATABASE_URL || !NATS_URL || !(await natsAnswers(NATS_URL))) {
       `acknowledged ${msgs.filter(isAcked).length}, slow (>10 s) ${msgs.filter((m) => m.ms[0]! > 10_000).length}, ` +
       `503 ${msgs.filter((m) => m.statuses[0] === 503).length}, no answer ${msgs.filter((m) => typeof m.statuses[0] === 'string').length}`);
     if (killedAt) t.comment(`the kill happened ${killedAt - started} ms into the stream`);
-    await t.resolves(secondWorker!, 'the restarted worker runs');
+    await t.resolves(secondWorker!, `the restarted ${victim} runs`);
 
     // ---------------------------------------------------------------- retries (same messageId)
     for (let round = 2; round <= MAX_ATTEMPTS; round++) {

@@ -44,8 +44,11 @@ export interface BatchConsumerOptions<T> {
   /** Delay before a nak'ed message comes again, by its delivery count. */
   nakDelayMs: (deliveryCount: number) => number;
   decode(m: JsMsg): T;
-  /** Side effects of a batch; throwing naks every message of it. */
-  process(items: T[], msgs: JsMsg[]): Promise<void>;
+  /**
+   * Side effects of a batch; throwing naks every message of it. Resolving with `after` frees the
+   * batch slot at once and acknowledges the messages once `after` resolves (naks them if it rejects).
+   */
+  process(items: T[], msgs: JsMsg[]): Promise<void | { after: Promise<void> }>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -61,6 +64,8 @@ function settle(msgs: JsMsg[], how: (m: JsMsg) => void) {
 export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Promise<void> } {
   let closed = false;
   const running = new Set<Promise<void>>();
+  /** Batches whose work is done but whose acknowledgement waits for their `after`. */
+  const settling = new Set<Promise<void>>();
   // The pull loop waiting for a batch slot, or sleeping before a retry (close() wakes it).
   const slotWaiters = new Set<() => void>();
   const sleepers = new Set<() => void>();
@@ -102,6 +107,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       if (Date.now() - started > 5 * 60_000) { clearInterval(hb); return; }
       settle(msgs, (m) => m.working());
     }, ACK_WAIT_MS / 3);
+    let handedOff = false;
     try {
       const items: T[] = [];
       const live: JsMsg[] = [];
@@ -113,17 +119,26 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         }
       }
       if (items.length === 0) return;
+      let after: Promise<void> | undefined;
       try {
-        await o.process(items, live);
+        after = (await o.process(items, live))?.after;
       } catch (err) {
-        o.log.warn('batch failed; messages nak\'ed for redelivery', { err, stream: o.stream, size: live.length });
-        settle(live, (m) => m.nak(o.nakDelayMs(m.info.deliveryCount)));
+        failed(live, err);
         return;
       }
-      settle(live, (m) => m.ack());
+      if (!after) { settle(live, (m) => m.ack()); return; }
+      handedOff = true;
+      const p: Promise<void> = after.then(() => settle(live, (m) => m.ack()), (err: unknown) => failed(live, err))
+        .finally(() => { clearInterval(hb); settling.delete(p); });
+      settling.add(p);
     } finally {
-      clearInterval(hb);
+      if (!handedOff) clearInterval(hb);
     }
+  }
+
+  function failed(live: JsMsg[], err: unknown) {
+    o.log.warn('batch failed; messages nak\'ed for redelivery', { err, stream: o.stream, size: live.length });
+    settle(live, (m) => m.nak(o.nakDelayMs(m.info.deliveryCount)));
   }
 
   /** Runs one fetch to its end; resolves with how many messages it brought. */
@@ -212,6 +227,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       await loop.finally(() => clearInterval(quiet));
       flush();
       await Promise.all([...running]);
+      await Promise.all([...settling]);
     },
   };
 }

@@ -141,16 +141,26 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
         async process(groups, msgs) {
           const all = groups.flat();
           const again = groups.flatMap((g, i) => g.map(() => msgs[i]!.info.deliveryCount > 1));
+          // What the handler deferred, settled to a value so that none rejects unobserved meanwhile.
+          const deferred: Array<Promise<unknown>> = [];
+          const defer = (p: Promise<void>) => { deferred.push(p.then(() => undefined, (err: unknown) => err ?? new Error('deferred work failed'))); };
           for (let at = 0; at < all.length; at += maxCalls) {
             const items = all.slice(at, at + maxCalls);
             let answered = false;
             const early = (out: CallResult[]) => { if (!answered && out.length === items.length) { answered = true; answer(items, out); } };
-            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls), answer: early });
+            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls), answer: early, defer });
             if (!Array.isArray(out) || out.length !== items.length) {
               throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
             }
             if (!answered) answer(items, out);
           }
+          if (deferred.length === 0) return;
+          return {
+            after: Promise.all(deferred).then((errs) => {
+              const err = errs.find((e) => e !== undefined);
+              if (err !== undefined) throw err;
+            }),
+          };
         },
       }));
     },

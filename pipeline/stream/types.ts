@@ -24,6 +24,12 @@ export interface IngestBatchInfo {
    * calls re-emit their original events. The handler still returns the same results.
    */
   answer?(results: CallResult[]): void;
+  /**
+   * Offered with `answer`: the batch is acknowledged only once `work` resolves (and comes again if
+   * it rejects), but the consumer takes its next batch meanwhile. For work that waits to be
+   * grouped with other batches' (pipeline/direct-landing.ts).
+   */
+  defer?(work: Promise<void>): void;
 }
 
 export type IngestHandler = (calls: IngestCall[], info: IngestBatchInfo) => Promise<CallResult[]>;
