@@ -7,7 +7,7 @@ import { HttpError } from '../http/errors.js';
 import { validationMessage, type Reply, type Req, type Validate } from '../http/server.js';
 import { callError, type ErrorCode } from '../schemas/errors.js';
 import type { CallKind, CallResult, IngestCall } from '../pipeline/types.js';
-import type { SourceDirectory } from './directory.js';
+import type { SourceDirectory, SourceInfo } from './directory.js';
 import type { Activity } from './activity.js';
 import type { Limits } from './limits.js';
 import type { Submitter } from './gate.js';
@@ -33,15 +33,18 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     return { status: r.status, data: r.data };
   };
 
-  /** The call of `body` for `sourceId`, or the answer when the source is not this org's. */
-  const build = async (at: { orgId: string; sourceId: string; receivedAt: number }, kind: CallKind, body: any): Promise<IngestCall | CallResult> => {
-    const { orgId, sourceId, receivedAt } = at;
+  /** The source's routing when it is this org's; null answers not_found (another org's ids do not leak). */
+  const sourceOf = async (orgId: string, sourceId: string): Promise<SourceInfo | null> => {
     const src = await d.directory.get(sourceId);
-    // Unknown, and another org's, sources are the same answer: ids do not leak across orgs.
-    if (!src || src.orgId !== orgId) return callError('not_found', 'source not found');
-    // `unset` is the journey runtime's internal member of identify: never taken from a request.
+    return src && src.orgId === orgId ? src : null;
+  };
+  const NOT_FOUND = callError('not_found', 'source not found');
+
+  /** The call of a validated body (`sourceId`, `type` and `unset` dropped: `unset` is the journey
+   * runtime's internal member of identify, never taken from a request). */
+  const build = (at: { orgId: string; src: SourceInfo; sourceId: string; receivedAt: number }, kind: CallKind, body: any): IngestCall => {
     const { sourceId: _s, type: _t, unset: _u, ...rest } = body;
-    return { id: callId(), kind, orgId, appId: src.appId, sourceId, environment: src.environment, receivedAt, body: rest };
+    return { id: callId(), kind, orgId: at.orgId, appId: at.src.appId, sourceId: at.sourceId, environment: at.src.environment, receivedAt: at.receivedAt, body: rest };
   };
 
   const settle = (calls: IngestCall[], results: CallResult[]) => {
@@ -65,8 +68,9 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
   const single = (kind: CallKind): Handler<RouteAt<'POST', '/v1/identify' | '/v1/track'>> => async (req) => {
     const orgId = req.principal.orgId!;
     const data = req.body.data;
-    const call = await build({ orgId, sourceId: data.sourceId, receivedAt: Date.now() }, kind, data);
-    if (!('kind' in call)) return toReply(call);
+    const src = await sourceOf(orgId, data.sourceId);
+    if (!src) return toReply(NOT_FOUND);
+    const call = build({ orgId, src, sourceId: data.sourceId, receivedAt: Date.now() }, kind, data);
     const quotaLeft = await admit(req, orgId, 1);
     if (kind === 'track' && quotaLeft < 1) return toReply(OVER_QUOTA);
     const [result] = await d.stream.submit([call], { abandoned: () => req.aborted === true });
@@ -87,6 +91,9 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
     const pending: IngestCall[] = [];
     const slots: number[] = [];
     const quotaLeft = await admit(req, orgId, calls.length);
+    // One source for the whole batch: looked up once, judged per call after its validation.
+    const src = await sourceOf(orgId, sourceId);
+    const at = src ? { orgId, src, sourceId, receivedAt } : undefined;
     let tracks = 0;
     for (let i = 0; i < calls.length; i++) {
       const c = calls[i];
@@ -94,17 +101,16 @@ export function ingestRoutes(bind: Bind, d: IngestDeps) {
       const refused = req.refused?.get(i);
       if (refused) { out[i] = callError('validation_failed', refused); continue; }
       if (kind !== 'identify' && kind !== 'track') { out[i] = callError('validation_failed', `body /data/calls/${i}/type: must be identify or track`); continue; }
-      const { type: _t, ...call } = c;
+      const { type: _t, ...data } = c;
+      data.sourceId = sourceId;
       const v = d.validators[`${kind}_body`]!;
-      const wrapped = { data: { ...call, sourceId } };
-      if (!v(wrapped)) {
+      if (!v({ data })) {
         out[i] = callError('validation_failed', validationMessage(v, 'body ', (p) => p.replace(/^\/data/, `/data/calls/${i}`)));
         continue;
       }
-      const built = await build({ orgId, sourceId, receivedAt }, kind, wrapped.data);
-      if (!('kind' in built)) { out[i] = built; continue; }
+      if (!at) { out[i] = NOT_FOUND; continue; }
       if (kind === 'track' && ++tracks > quotaLeft) { out[i] = OVER_QUOTA; continue; }
-      pending.push(built);
+      pending.push(build(at, kind, data));
       slots.push(i);
     }
     if (pending.length) {

@@ -662,6 +662,10 @@ t.test('batch: one result per call, in order, each judged on its own', async (t)
   const unk = await batch(f, calls.slice(0, 2), 'src_doesnotexist0000');
   t.equal(unk.status, 200, 'unknown source batch answers 200');
   t.same(unk.body?.data?.map((x: any) => [x.status, x.error?.code]), [[404, 'not_found'], [404, 'not_found']], 'each call 404 not_found');
+  // The source is looked up once per batch, but each call is still judged on its own: an invalid
+  // call says what is wrong with it, whatever the source.
+  const mixed = await batch(f, [calls[0], { type: 'track' }], 'src_doesnotexist0000');
+  t.same(mixed.body?.data?.map((x: any) => [x.status, x.error?.code]), [[404, 'not_found'], [422, 'validation_failed']], 'invalid call 422, valid call 404');
 });
 
 // ------------------------------------------------------------------ read routes
