@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closedPort, hw, oneLineFailure } from './helpers/cli.js';
 import { serveBin, stopBin } from './helpers/serve.js';
-import { embeddedPassOnly } from './helpers/modes.js';
+import { EMBEDDED_ENV, embeddedPassOnly } from './helpers/modes.js';
 
 embeddedPassOnly(t, 'CLI and start-up errors, on embedded servers of its own');
 
-const EMBEDDED = { DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' };
+const EMBEDDED = EMBEDDED_ENV;
 const OPERATOR = 'hwo_cli-errors-operator-token-0123456789';
 
 const tmp = (t: { teardown(fn: () => void): void }, p: string) => {

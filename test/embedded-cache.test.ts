@@ -5,8 +5,9 @@ import t from 'tap';
 import pg from 'pg';
 import { join } from 'node:path';
 import { startServer } from './helpers/server.js';
+import { EMBEDDED_ENV } from './helpers/modes.js';
 
-const EMBEDDED = { DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' };
+const EMBEDDED = EMBEDDED_ENV;
 
 for (const [what, env, want] of [
   ['the default', {}, '128MB'],

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './helpers/cli.js';
 import { serveBin, stopBin } from './helpers/serve.js';
-import { embeddedPassOnly } from './helpers/modes.js';
+import { EMBEDDED_ENV, embeddedPassOnly } from './helpers/modes.js';
 
 embeddedPassOnly(t, 'the README quick start starts an embedded server of its own');
 
@@ -43,7 +43,7 @@ t.test('the README quick start runs as written', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hw-quickstart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // The embedded default in both CI modes: no server URL reaches the child.
-  const server = await serveBin(dir, { DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' });
+  const server = await serveBin(dir, { ...EMBEDDED_ENV });
   t.teardown(() => stopBin(server));
 
   // A guard so a step that hangs (a wait loop) fails the test instead of its timeout.

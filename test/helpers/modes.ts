@@ -12,3 +12,6 @@ export function embeddedPassOnly(t: Root, why: string): void {
   t.end();
   process.exit(0);
 }
+
+/** Environment that makes a spawned headwater use the embedded default, whichever pass this is. */
+export const EMBEDDED_ENV: Readonly<Record<string, string>> = Object.freeze({ DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' });

@@ -3,6 +3,7 @@
 // processes sharing a stream prefix, DATABASE_URL and NATS_URL (the layout of issue 21).
 // The JetStream streams of a topology's own prefix are deleted when it closes.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EMBEDDED_ENV } from './modes.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,7 +112,7 @@ export async function startTopology(o: TopologyOptions): Promise<Topology> {
   const prefix = servers ? `st${randomBytes(5).toString('hex')}` : undefined;
   const storeEnv: Record<string, string> = servers
     ? { DATABASE_URL: databaseUrl!, NATS_URL: natsUrl!, HEADWATER_STREAM_PREFIX: prefix!, CLICKHOUSE_URL: '' }
-    : { DATABASE_URL: '', NATS_URL: '', CLICKHOUSE_URL: '' };
+    : { ...EMBEDDED_ENV };
   const left = async () => (servers ? streamsLeft(natsUrl!, prefix!) : undefined);
 
   if (o.kind === 'in-process') {
