@@ -19,6 +19,8 @@ export interface MetricSources {
   ingestLag: () => Promise<StreamLag>;
   eventLag: () => Promise<StreamLag>;
   workers: () => PoolStats;
+  /** Events of this process's own batches waiting for their ClickHouse insert. */
+  unlanded?: () => number;
   drops: ReadonlyMap<DropReason, number>;
   /** Whether the background loops can be told of other processes' work (pipeline/wakes.ts). */
   listening: () => boolean;
@@ -98,6 +100,11 @@ export class ServiceMetrics {
       } });
     new Gauge({ name: 'headwater_worker_threads', help: 'Ingestion worker threads of this process.', registers, collect() { this.set(s.workers().threads); } });
     new Gauge({ name: 'headwater_worker_utilization', help: 'Share of the ingestion workers\' time spent busy (0-1).', registers, collect() { this.set(s.workers().utilization); } });
+    if (s.unlanded) {
+      const unlanded = s.unlanded;
+      new Gauge({ name: 'headwater_event_landing_waiting_events', help: 'Events of this process\'s own batches, answered and waiting for their ClickHouse insert (their calls are acknowledged after it); past 20,000 the process takes no more batches.', registers,
+        collect() { this.set(unlanded()); } });
+    }
     new Gauge({ name: 'headwater_worker_queued_batches', help: 'Batches waiting for a free worker thread.', registers, collect() { this.set(s.workers().queued); } });
     new Gauge({ name: 'headwater_pg_pool_connections', help: 'Postgres pool connections by state (waiting: requests waiting for one).', labelNames: ['state'], registers,
       collect() {

@@ -232,7 +232,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     const admitted = suppressions.wrap(gate);
     metrics.attach({
       pool: pgStore.pool, backlog: () => gate.backlog(), ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(),
-      workers: () => engine.stats(), drops: drops.totals, listening: () => wakes.listening,
+      workers: () => engine.stats(), unlanded: () => engine.unlanded(), drops: drops.totals, listening: () => wakes.listening,
     });
     bind('GET', '/metrics', async () => ({ raw: await metrics.text(), contentType: metrics.contentType }));
     if (config.metricsPort !== undefined) {

@@ -39,7 +39,7 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
     submit: (calls) => ingestStream.submit(calls), drops, metrics, decrypt: (x) => secrets.decrypt(x), wakes,
   });
   const { engine } = node;
-  metrics.attach({ pool: pgStore.pool, ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(), workers: () => engine.stats(), drops: drops.totals, listening: () => wakes.listening });
+  metrics.attach({ pool: pgStore.pool, ingestLag: () => streams.ingest.lag(), eventLag: () => streams.events.lag(), workers: () => engine.stats(), unlanded: () => engine.unlanded(), drops: drops.totals, listening: () => wakes.listening });
   // A worker has no HTTP front end: its metrics are served only on the metrics port.
   const metricsServer = config.metricsPort !== undefined
     ? await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType })

@@ -35,6 +35,8 @@ export interface DirectLanding {
   room(): Promise<void>;
   /** Resolves once the events are in ClickHouse or durably handed over; rejects when neither. */
   land(events: EventRecord[]): Promise<void>;
+  /** Events waiting for their insert or being inserted. */
+  waiting(): number;
   /** Lands what waits now and resolves when nothing does. */
   close(): Promise<void>;
 }
@@ -98,6 +100,7 @@ export function startDirectLanding(o: DirectLandingOptions): DirectLanding {
         else timer ??= setTimeout(flush, o.lingerMs);
       });
     },
+    waiting: () => queued + flying,
     async close() {
       closing = true;
       for (;;) {

@@ -90,7 +90,12 @@ function replays(calls: IngestCall[], results: BatchOutcome['results']): number 
   return n;
 }
 
-export interface Engine { stats(): PoolStats; close(): Promise<void> }
+export interface Engine {
+  stats(): PoolStats;
+  /** Events of this process's own batches answered and waiting for their ClickHouse insert (direct-landing.ts). */
+  unlanded(): number;
+  close(): Promise<void>;
+}
 
 export function startEngine(o: EngineOptions): Engine {
   const run = o.inline ? inlineRunner(o.inline) : piscinaRunner(o);
@@ -157,6 +162,7 @@ export function startEngine(o: EngineOptions): Engine {
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, wakes: o.wakes });
   return {
     stats: () => run.stats(),
+    unlanded: () => direct?.waiting() ?? 0,
     async close() {
       await relay.close();
       // The consumer's last batches wait for their direct landing, which lands at once from now.

@@ -65,10 +65,15 @@ t.test('the counters follow the calls', async (t) => {
     t.ok((sample(landed, 'headwater_event_landing_held_seconds_count') ?? 0) >= 1, 'landing holds observed');
   }
   for (const name of ['headwater_stream_pending_messages', 'headwater_stream_oldest_seconds', 'headwater_worker_utilization', 'headwater_worker_threads',
-    'headwater_worker_queued_batches', 'headwater_ingest_waiting_calls', 'headwater_ingest_oldest_wait_seconds', 'headwater_pg_pool_connections', 'headwater_backlog']) {
+    'headwater_worker_queued_batches', 'headwater_event_landing_waiting_events', 'headwater_ingest_waiting_calls', 'headwater_ingest_oldest_wait_seconds', 'headwater_pg_pool_connections', 'headwater_backlog']) {
     t.not(sample(after, name), undefined, `${name} is reported`);
   }
   t.not(sample(after, 'headwater_stream_pending_messages', { stream: 'ingest' }), undefined, 'ingest stream lag');
+  // On JetStream, serve lands its own batches' events (its chDB): they wait for the insert, then none do.
+  const inserted = (x: string) => sample(x, 'headwater_events_inserted_total') ?? 0;
+  const landed = await poll(scrape, (x) => inserted(x) - inserted(before) >= 5 && sample(x, 'headwater_event_landing_waiting_events') === 0, 10_000);
+  t.ok(inserted(landed) - inserted(before) >= 5, 'the five events were inserted by this process');
+  t.equal(sample(landed, 'headwater_event_landing_waiting_events'), 0, 'no answered event waits for its insert any more');
   t.not(sample(after, 'headwater_backlog', { kind: 'executions' }), undefined, 'runner backlog');
   // Embedded the process is told of all work; on a shared PostgreSQL its LISTEN connection is up.
   t.equal(sample(after, 'headwater_work_notifications_listening'), 1, 'work notifications reach this process');
