@@ -120,6 +120,11 @@ export function startEngine(o: EngineOptions): Engine {
   const direct = o.ch && !o.answerBeforeLanding && !o.inline
     ? startDirectLanding({ land: landEvents, handOver: (events) => o.events.publish(events), maxBatch: 5_000, lingerMs: o.eventLingerMs, log: o.log })
     : undefined;
+  // The outbox rows of system events handed over or landed. Best effort: a row left behind is
+  // republished by the relay, and ClickHouse collapses the copy.
+  const clearLanded = async (outbox: string[]) => {
+    if (outbox.length) await clearOutbox(o.pool, outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+  };
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
@@ -148,15 +153,11 @@ export function startEngine(o: EngineOptions): Engine {
     info.answer?.(out.results);
     if (direct && info.defer) {
       await direct.room();
-      const outbox = out.outbox;
-      info.defer(direct.land(out.events).then(async () => {
-        if (outbox.length) await clearOutbox(o.pool, outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
-      }));
+      info.defer(direct.land(out.events).then(() => clearLanded(out.outbox)));
       return out.results;
     }
     if (out.events.length) await o.events.publish(out.events);
-    // Best effort: a row left behind is republished by the relay, and ClickHouse collapses the copy.
-    if (out.outbox.length) await clearOutbox(o.pool, out.outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+    await clearLanded(out.outbox);
     return out.results;
   }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, wakes: o.wakes });

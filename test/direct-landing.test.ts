@@ -40,7 +40,8 @@ t.test('a lone batch waits for the linger', async (t) => {
 t.test('one insert at a time', async (t) => {
   let flying = 0; let most = 0;
   const d = startDirectLanding({
-    land: async () => { flying++; most = Math.max(most, flying); await new Promise((r) => setTimeout(r, 30)); flying--; },
+    // Each insert lasts past the event-loop turn in which the six batches are queued.
+    land: async () => { flying++; most = Math.max(most, flying); await new Promise((r) => setImmediate(r)); flying--; },
     handOver: async () => {}, maxBatch: 2, lingerMs: 1, log,
   });
   await Promise.all(Array.from({ length: 6 }, (_, i) => d.land(ev(`b${i}`, 2))));
@@ -71,7 +72,8 @@ t.test('room() waits while maxPending events wait, and frees after an insert', a
   const first = d.land(ev('a', 5));
   let roomy = false;
   const room = d.room().then(() => { roomy = true; });
-  await new Promise((r) => setTimeout(r, 30));
+  // A turn of the event loop: room() would have resolved by then if it did not wait for the insert.
+  await new Promise((r) => setImmediate(r));
   t.notOk(roomy, 'no room while 5 events are being inserted');
   release();
   await first;
