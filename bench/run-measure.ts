@@ -5,6 +5,7 @@ import { runLoad, type BatchShape, type CallKind, type LoadResult, type LoadSett
 import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
 import type { Options } from './run-args.js';
 import { drain, sleep, hex, type Fixture, type Server } from './run-servers.js';
+import { statementLines, type StatementRow, type Statements } from './pg-statements.js';
 
 // ---------------------------------------------------------------- scenarios
 
@@ -38,6 +39,8 @@ export function replaySource(r: ScenarioResult, s: LoadSettings): { runId: strin
 
 /** Which store servers a scenario's CPU per call counts (Postgres / NATS of this run). */
 export interface Uses { pg: boolean; nats: boolean }
+/** Itemizes Postgres's statements of the measured run (bench/pg-statements.ts), in these databases. */
+export interface StatementsIn { s: Statements; databases: string[] }
 /** Databases whose Postgres backends are the bench's (see cpuOfPostgres); the NATS server's pid when private. */
 export const pgDatabases: string[] = [];
 export const natsPids: number[] = [];
@@ -79,10 +82,12 @@ export interface ScenarioResult {
   frontEnd?: string;
   /** Server CPU by thread (% of one core): main, node#k (worker / V8 / libuv threads), Name* (chDB pools). */
   threads?: Array<{ thread: string; pct: number }>;
+  /** Postgres statements that took longest during the measured run, when pg_stat_statements is loaded. */
+  statements?: StatementRow[];
 }
 
 export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 'runId' | 'users'>, s: LoadSettings, tmp: string,
-  opts: { warmupS: number; scenario: Scenario; fixture?: Fixture; sampleEveryS?: number; uses?: Uses }): Promise<ScenarioResult> {
+  opts: { warmupS: number; scenario: Scenario; fixture?: Fixture; sampleEveryS?: number; uses?: Uses; statements?: StatementsIn }): Promise<ScenarioResult> {
   const base = { ...target, users: o.users };
   if (opts.warmupS > 0) {
     process.stdout.write(`  ${srv.name}/${opts.scenario}: warm-up ${opts.warmupS} s\n`);
@@ -92,6 +97,7 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
   const i0 = machineTicks(); await sleep(1000); const i1 = machineTicks();
   const idleCheckBusyPct = ((i1.busy - i0.busy) / Math.max(1, i1.total - i0.total)) * 100;
   process.stdout.write(`  ${srv.name}/${opts.scenario}: measuring ${s.durationS} s (machine ${idleCheckBusyPct.toFixed(0)} % busy just before, load average ${loadavg()[0]!.toFixed(1)})\n`);
+  await opts.statements?.s.reset();
   const fdsBefore = openFds(srv.pid);
   const fdKindsBefore = fdKinds(srv.pid);
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
@@ -164,6 +170,10 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
     res.callsPerS = callsOk / load.durationS;
     res.callFailures = callNon2xx + (load.non2xx + load.socketErrors + load.timeouts) * size;
     res.cpuUsPerCall = { server, postgres, nats, total: server + (postgres ?? 0) + (nats ?? 0) };
+  }
+  if (opts.statements) {
+    res.statements = await opts.statements.s.top(opts.statements.databases, 8);
+    for (const l of statementLines(res.statements, res.callsOk)) process.stdout.write(l + '\n');
   }
   await sleep(1500); // closed keep-alive sockets and idle pool clients settle
   res.fdsAfter = openFds(srv.pid);

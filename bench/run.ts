@@ -24,7 +24,9 @@
 // Reported per scenario: calls/s (per-call 2xx statuses in the 200 answers), CPU us per call of the
 // server, Postgres (backends of the bench's databases + shared background processes) and NATS,
 // p50/p99, requests over 1 s and 2 s, the ratio to the baseline; PASS/FAIL per target; the figures
-// go to bench/results/latest.json and bench/results/batch.md.
+// go to bench/results/latest.json and bench/results/batch.md. When the Postgres server has
+// pg_stat_statements loaded, each batch scenario on Postgres also lists its longest statements
+// (bench/pg-statements.ts; headwater's own databases count statements inside functions too).
 // --batch runs the batch scenarios alone (with --only fastify,embedded,nats); --no-batch leaves
 // them out of a full run; --repeat N runs batch20-users1000 N times per headwater mode (the
 // stability target wants five runs within 15 % of their median).
@@ -58,6 +60,7 @@ import {
 } from './run-measure.js';
 import { gitState, report, type Skip } from './run-report.js';
 import { benchDatabase } from './child.js';
+import { openStatements, type Statements } from './pg-statements.js';
 
 /**
  * The servers measured before headwater, in this order: `only` is their --only key, `pg` / `nats`
@@ -98,6 +101,7 @@ async function main() {
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
   let benchDb: Awaited<ReturnType<typeof benchDatabase>> | undefined;
+  let statements: Statements | undefined;
   let createBench: CreateBench | undefined;
   let privateNats: { url: string; child: ChildProcess } | undefined;
 
@@ -135,6 +139,11 @@ async function main() {
     const pgU = new URL(dbUrl);
     const pgUp = await reachable(pgU.hostname, Number(pgU.port || 5432));
     pgDatabases.push(decodeURIComponent(pgU.pathname.replace(/^\//, '')) || 'postgres');
+    // Postgres statement by statement in the batch scenarios, when the server can say.
+    const st = pgUp && o.batch !== 'off' ? await openStatements(dbUrl) : {};
+    if (st.reason) process.stdout.write(`  (Postgres statements not itemized: ${st.reason}; load it with shared_preload_libraries to see them)\n`);
+    statements = st.statements;
+    const itemized = (uses: boolean) => (uses && statements ? { s: statements, databases: pgDatabases } : undefined);
 
     // ---- the baselines, in BASELINES' order
     for (const b of BASELINES) {
@@ -167,7 +176,7 @@ async function main() {
             for (const sc of BATCH_SCENARIOS.filter(wantScenario)) {
               const batch = batchShape(sc, replayOf);
               if (!batch) { skipped.push({ what: `${b.name}/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
-              const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats } });
+              const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats }, statements: itemized(!!b.pg) });
               results.push(r); process.stdout.write(line(r) + '\n');
               if (sc === 'batch20-users1000') replayOf = replaySource(r, settings);
             }
@@ -194,6 +203,7 @@ async function main() {
         try {
           benchDb = await benchDatabase(dbUrl);
           pgDatabases.push(benchDb.name);
+          await statements?.trackAll(benchDb.name);
           env.DATABASE_URL = benchDb.url;
         } catch (err) {
           process.stdout.write(`  (cannot create a bench database: ${(err as Error).message}; using ${dbUrl} as given)\n`);
@@ -272,7 +282,7 @@ async function main() {
               const batch = batchShape(scenario, replayOf)!;
               const { srv, fx } = run;
               const measureBatch = () => measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp,
-                { warmupS: o.warmupS, scenario, fixture: fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' } });
+                { warmupS: o.warmupS, scenario, fixture: fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' }, statements: itemized(mode.key === 'nats') });
               r = await measureBatch();
               if (scenario === 'batch20-users1000') {
                 const src = replaySource(r, settings); replayOf = src ? { ...src, pid: srv.pid } : undefined;
@@ -336,6 +346,7 @@ async function main() {
       const c = privateNats.child;
       if (c.exitCode === null && c.signalCode === null) await new Promise<void>((r) => { c.once('exit', () => r()); killChild(c, 'SIGKILL'); });
     }
+    await statements?.close().catch(() => {});
     if (benchDb) {
       await benchDb.drop().catch((err: Error) => process.stdout.write(`  (could not drop ${benchDb!.name}: ${err.message})\n`));
     }
