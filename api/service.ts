@@ -183,7 +183,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // event stream like those of ingestion.
     const jobs: JobDeps = {
       pool: pgStore.pool, log,
-      publish: async (events) => { await streams.events.publish(events); await clearOutbox(pgStore.pool, events.map((e) => e.id)); },
+      publish: async (events) => { await streams.events.publish(events); await clearOutbox(pgStore.pool, events.map((e) => e.id), log); },
     };
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
     closers.push(() => sweeper.close());

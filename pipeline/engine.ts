@@ -115,16 +115,13 @@ export function startEngine(o: EngineOptions): Engine {
     }
     await landEvents(events);
   }, { maxBatch: 5_000, lingerMs: o.eventLingerMs }) : undefined;
-  // This process's own batches land here directly where the ingestion stream is durable (it
-  // offers `defer`): see direct-landing.ts.
-  const direct = o.ch && !o.answerBeforeLanding && !o.inline
+  // This process's own batches land here directly where the ingestion stream redelivers what is
+  // not acknowledged (its batches offer `defer`): see direct-landing.ts.
+  const direct = o.ch && !o.answerBeforeLanding && !o.inline && o.ingest.redelivers
     ? startDirectLanding({ land: landEvents, handOver: (events) => o.events.publish(events), maxBatch: 5_000, lingerMs: o.eventLingerMs, log: o.log })
     : undefined;
-  // The outbox rows of system events handed over or landed. Best effort: a row left behind is
-  // republished by the relay, and ClickHouse collapses the copy.
-  const clearLanded = async (outbox: string[]) => {
-    if (outbox.length) await clearOutbox(o.pool, outbox).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
-  };
+  // The outbox rows of the system events handed over or landed.
+  const clearLanded = (outbox: string[]) => clearOutbox(o.pool, outbox, o.log);
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.

@@ -85,7 +85,7 @@ export function startLanding(o: LandingOptions): LandingTracker {
   };
   const store = async () => {
     if (landedOutbox.length) {
-      await clearOutbox(o.pool, landedOutbox.splice(0)).catch((err) => o.log.warn('outbox clear failed', { err: String(err) }));
+      await clearOutbox(o.pool, landedOutbox.splice(0), o.log);
     }
     if (stored !== undefined && begun === quietAt) return; // idle since the last store: it still holds
     const at = checkpoint();

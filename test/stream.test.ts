@@ -104,6 +104,18 @@ const backends: Array<{ name: string; up: boolean; open(): Promise<Opened> }> = 
 for (const b of backends) {
   const skip = (t: { plan(n: number, why?: string): void }) => { if (!b.up) t.plan(0, 'no NATS'); return !b.up; };
 
+  t.test(`${b.name}: \`redelivers\` says whether a batch may defer its acknowledgement`, async (t) => {
+    if (skip(t)) return;
+    const s = await b.open();
+    t.teardown(() => s.close());
+    let offered: boolean | undefined;
+    const consumer = s.ingest.consume(async (calls, info) => { offered ??= typeof info.defer === 'function'; return calls.map(answer); });
+    t.teardown(() => consumer.close());
+    await s.ingest.submit([mkCall()]);
+    t.equal(s.ingest.redelivers, b.name === 'jetstream', 'JetStream redelivers what is not acknowledged; in-process, nothing survives the process');
+    t.equal(offered, s.ingest.redelivers, 'defer is offered exactly where the stream redelivers');
+  });
+
   t.test(`${b.name}: 1,000 calls from concurrent submits come back to their callers in order`, async (t) => {
     if (skip(t)) return;
     const s = await b.open();

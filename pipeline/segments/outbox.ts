@@ -7,8 +7,14 @@ import { tx } from '../store/postgres.js';
 import { longestRest, type Wakes } from '../wakes.js';
 import type { EventRecord } from '../types.js';
 
-export async function clearOutbox(pool: pg.Pool, ids: string[]): Promise<void> {
-  if (ids.length) await pool.query('DELETE FROM event_outbox WHERE id = ANY($1)', [ids]);
+/**
+ * Clears the rows of events handed over or landed. Best effort, so it never throws: a row left
+ * behind is published again by the relay, and ClickHouse collapses the copy.
+ */
+export async function clearOutbox(pool: pg.Pool, ids: string[], log: Logger): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query('DELETE FROM event_outbox WHERE id = ANY($1)', [ids])
+    .catch((err: unknown) => log.warn('outbox clear failed', { err: String(err) }));
 }
 
 export interface OutboxRelay { close(): Promise<void> }

@@ -63,6 +63,7 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
       }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
     },
     healthy: () => !ingestClosed,
+    redelivers: false,
     lag: async () => calls.lag(),
     async close() {
       if (ingestClosed) return;

@@ -166,6 +166,7 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
     },
 
     healthy: () => !closed && ctx.connected() && !nc.isClosed(),
+    redelivers: true,
     lag: () => streamLag(ctx, names.ingestStream),
 
     async close() {

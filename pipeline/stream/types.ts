@@ -64,6 +64,11 @@ export interface IngestStream {
   healthy(): boolean;
   /** Calls waiting in the stream (for metrics). */
   lag(): Promise<StreamLag>;
+  /**
+   * Calls not acknowledged come again after a crash (JetStream), so a handler may defer its
+   * acknowledgement (`IngestBatchInfo.defer`); in-process, a crash loses them with the process.
+   */
+  readonly redelivers: boolean;
   close(): Promise<void>;
 }
 
