@@ -1,0 +1,92 @@
+// The write path's functions (headwater_track_fast, headwater_bulk_begin/write) probe their tables by
+// key however small the planner believes them. PL/pgSQL keeps a statement's plan for the session,
+// costed with the table sizes of the moment it was made: a plan made on a small table scanned the
+// whole table once it grew (migration 32 says what that cost). Measured through Postgres's own
+// counters: after the fast path ran on a store whose statistics say "40 profiles", no call scans
+// profiles or messages sequentially, also once the table holds thousands more. Runs on the store of
+// the pass: a database of its own on the PostgreSQL server (DATABASE_URL), else embedded Postgres.
+import t from 'tap';
+import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PG_MIGRATIONS } from '../pipeline/store/migrations.js';
+import { startPglite } from '../pipeline/store/pglite-start.js';
+
+type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/** A migrated, empty store of its own; `close` removes it. */
+async function openStore(): Promise<{ q: Query; close(): Promise<void>; serial: boolean }> {
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    const name = `hw_plans_${randomBytes(5).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    const u = new URL(url); u.pathname = `/${name}`;
+    const c = new pg.Client({ connectionString: u.toString() });
+    await c.connect();
+    const q: Query = async (sql, params) => (await c.query(sql, params)).rows;
+    for (const m of PG_MIGRATIONS) for (const s of m.statements) await q(s);
+    return { q, serial: false, async close() { await c.end(); await admin.query(`DROP DATABASE ${name} WITH (FORCE)`); await admin.end(); } };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'hw-plans-'));
+  const db = await startPglite(dir);
+  const q: Query = async (sql, params) => (await db.query<Record<string, unknown>>(sql, params)).rows;
+  for (const m of PG_MIGRATIONS) for (const s of m.statements) await db.exec(s);
+  return { q, serial: true, async close() { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+const ORG = 'org_plans', APP = 'app_plans', SRC = 'src_plans';
+const iso = () => new Date().toISOString();
+
+/** headwater_track_fast's argument for track calls of known profiles (pipeline/fast-track.ts builds it so). */
+function trackArg(profiles: string[], serial: boolean) {
+  const rows = profiles.map((p) => {
+    const m = `m-${randomBytes(8).toString('hex')}`;
+    const event = { id: `evt_${randomBytes(8).toString('hex')}`, orgId: ORG, appId: APP, sourceId: SRC, profileId: p, environment: 'production',
+      event: 'Page Viewed', properties: {}, timestamp: iso(), receivedAt: iso(), messageId: m };
+    return { o: ORG, a: APP, m, r: { event }, p };
+  });
+  return JSON.stringify({ lock: !serial, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows });
+}
+
+t.test('the track fast path probes profiles and messages by key, planned on a small store or not', async (t) => {
+  const s = await openStore();
+  t.teardown(() => s.close());
+  await s.q(`INSERT INTO orgs (id, name) VALUES ($1, 'plans')`, [ORG]);
+  await s.q(`INSERT INTO apps (id, org_id, name, environment, created_at, updated_at) VALUES ($1, $2, 'plans', 'production', now(), now())`, [APP, ORG]);
+  await s.q(`INSERT INTO sources (id, org_id, app_id, kind, created_at, updated_at) VALUES ($1, $2, $3, 'http', now(), now())`, [SRC, ORG, APP]);
+  const addProfiles = (n: number, from: number) => s.q(
+    `INSERT INTO profiles (id, org_id, app_id, source_id, environment, created_at, updated_at)
+     SELECT 'prf_' || lpad(i::text, 26, '0'), $1, $2, $3, 'production', now(), now() FROM generate_series($4::int, $5::int) i`, [ORG, APP, SRC, from, from + n - 1]);
+  const profile = (i: number) => `prf_${String(i).padStart(26, '0')}`;
+  await addProfiles(40, 1);
+  for (const table of ['profiles', 'messages', 'identifiers', 'event_history']) await s.q(`ANALYZE ${table}`);
+
+  const scans = async () => {
+    await s.q('SELECT pg_stat_force_next_flush()');
+    const rows = await s.q(`SELECT relname, seq_scan::int AS seq, idx_scan::int AS idx FROM pg_stat_user_tables WHERE relname IN ('profiles', 'messages')`);
+    return Object.fromEntries(rows.map((r) => [r.relname as string, { seq: r.seq as number, idx: r.idx as number }]));
+  };
+  const call = async (n: number) => {
+    const out = await s.q('SELECT headwater_track_fast($1::jsonb) AS r', [trackArg(Array.from({ length: n }, (_, i) => profile(1 + (i % 40))), s.serial)]);
+    t.notOk((out[0]!.r as { stale?: boolean }).stale, 'the statement wrote (not stale)');
+  };
+
+  const before = await scans();
+  // Past PL/pgSQL's five custom plans: the generic plan is the one kept.
+  for (let i = 0; i < 8; i++) await call(20);
+  const small = await scans();
+  t.equal(small.messages!.seq - before.messages!.seq, 0, 'no sequential scan of messages while the store is small');
+  if (!s.serial) t.equal(small.profiles!.seq - before.profiles!.seq, 0, 'the profile locks probe the primary key, not a scan of 40 rows');
+
+  await addProfiles(5_000, 41);
+  const grown0 = await scans();
+  await call(20);
+  const grown = await scans();
+  t.equal(grown.messages!.seq - grown0.messages!.seq, 0, 'no sequential scan of messages after the growth');
+  t.equal(grown.profiles!.seq - grown0.profiles!.seq, 0, 'no sequential scan of 5,040 profiles with the plan made on 40');
+  t.ok(grown.messages!.idx > grown0.messages!.idx, 'the counters count (messages were probed by index)');
+});
