@@ -1,8 +1,9 @@
 // Postgres's side of a scenario, statement by statement, when the server has pg_stat_statements
 // loaded (`shared_preload_libraries = 'pg_stat_statements'`, a restart): the counters are reset
-// before the measured run and read after it, for the databases the bench's processes use. Times
-// are wall time inside the server (lock waits included), not CPU. Without the library the bench
-// says so once and goes on.
+// before the measured run and read after it, for the databases the bench's processes use (the view
+// is read from the database DATABASE_URL names, where the extension must exist). Times are wall
+// time inside the server (lock waits included), not CPU. Without them the bench says why once and
+// goes on.
 import pg from 'pg';
 
 export interface StatementRow { calls: number; totalMs: number; rows: number; query: string }
@@ -21,7 +22,12 @@ export async function openStatements(url: string): Promise<{ statements?: Statem
   const c = new pg.Client({ connectionString: url });
   try {
     await c.connect();
-    await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    // The database given to the bench is not changed: the extension must be there already.
+    const ext = await c.query(`SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'`);
+    if (ext.rowCount === 0) {
+      await c.end();
+      return { reason: `the pg_stat_statements extension is not created in ${c.database} (CREATE EXTENSION pg_stat_statements, with the library loaded)` };
+    }
     await c.query('SELECT 1 FROM pg_stat_statements LIMIT 1');
   } catch (err) {
     await c.end().catch(() => {});
