@@ -31,7 +31,7 @@ export async function openStatements(url: string): Promise<{ statements?: Statem
     await c.query('SELECT 1 FROM pg_stat_statements LIMIT 1');
   } catch (err) {
     await c.end().catch(() => {});
-    return { reason: `pg_stat_statements unavailable (${(err as Error).message.split('\n')[0]})` };
+    return { reason: `pg_stat_statements unavailable (${(err as Error).message.split('\n')[0]}): load it with shared_preload_libraries` };
   }
   return {
     statements: {

@@ -141,7 +141,7 @@ async function main() {
     pgDatabases.push(decodeURIComponent(pgU.pathname.replace(/^\//, '')) || 'postgres');
     // Postgres statement by statement in the batch scenarios, when the server can say.
     const st = pgUp && o.batch !== 'off' ? await openStatements(dbUrl) : {};
-    if (st.reason) process.stdout.write(`  (Postgres statements not itemized: ${st.reason}; load it with shared_preload_libraries to see them)\n`);
+    if (st.reason) process.stdout.write(`  (Postgres statements not itemized: ${st.reason})\n`);
     statements = st.statements;
     const itemized = (uses: boolean) => (uses && statements ? { s: statements, databases: pgDatabases } : undefined);
 
@@ -203,7 +203,8 @@ async function main() {
         try {
           benchDb = await benchDatabase(dbUrl);
           pgDatabases.push(benchDb.name);
-          await statements?.trackAll(benchDb.name);
+          // Optional: without it the functions' inner statements are not itemized.
+          await statements?.trackAll(benchDb.name).catch((err: Error) => process.stdout.write(`  (statements inside functions not itemized: ${err.message})\n`));
           env.DATABASE_URL = benchDb.url;
         } catch (err) {
           process.stdout.write(`  (cannot create a bench database: ${(err as Error).message}; using ${dbUrl} as given)\n`);
