@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import type { PGlite } from '@electric-sql/pglite';
 import { startPglite } from '../pipeline/store/pglite-start.js';
 import { CH_MIGRATIONS, PG_MIGRATIONS } from '../pipeline/store/migrations.js';
+import { eventRow } from '../pipeline/store/events.js';
 import { trackEvent } from '../pipeline/calls.js';
 import { newId } from '../pipeline/ids.js';
 import type { EventRecord, IngestCall } from '../pipeline/types.js';
@@ -50,13 +51,12 @@ async function setup(dir: string): Promise<{ db: PGlite; users: string[] }> {
 
 /** One statement's argument: `calls` track calls, on known profiles or each on a new one. */
 function argument(shape: 'known' | 'new', users: string[]) {
-  const rows: unknown[] = []; const born: unknown[] = []; const bornIds: unknown[] = []; const events: EventRecord[] = [];
+  const rows: unknown[] = []; const born: unknown[] = []; const bornIds: unknown[] = [];
   for (let n = 0; n < CALLS; n++) {
     const isNew = shape === 'new';
     const profile = isNew ? newId('prf') : users[Math.floor(Math.random() * users.length)]!;
     const c = call(isNew ? `new-${newId('usr')}` : 'user', n);
     const e = trackEvent(c, profile);
-    events.push(e);
     rows.push({ o: ORG, a: APP, m: e.messageId, r: { event: e }, p: profile, ...(isNew ? { n } : {}) });
     if (isNew) {
       born.push({ n, id: profile, o: ORG, a: APP, s: SRC, e: 'production', t: e.receivedAt });
@@ -64,7 +64,7 @@ function argument(shape: 'known' | 'new', users: string[]) {
     }
   }
   const arg = { lock: false, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows, ...(born.length ? { born, bornIds, locks: [] } : {}) };
-  return { arg: JSON.stringify(arg), rows: JSON.stringify(rows), born: JSON.stringify(born), bornIds: JSON.stringify(bornIds), events };
+  return { arg: JSON.stringify(arg), rows: JSON.stringify(rows), born: JSON.stringify(born), bornIds: JSON.stringify(bornIds) };
 }
 
 /** Microseconds per call of each part, over STATEMENTS statements of CALLS calls (the first WARM left out). */
@@ -125,11 +125,8 @@ async function chdb(): Promise<Record<string, number>> {
   try {
     for (const m of CH_MIGRATIONS) for (const q of m.statements) s.query(q);
     s.query('CREATE TABLE events_null AS events ENGINE = Null');
-    const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
-    const rows = (events: EventRecord[]) => events.map((e) => JSON.stringify({
-      org_id: e.orgId, app_id: e.appId, source_id: e.sourceId, profile_id: e.profileId, id: e.id, environment: e.environment,
-      event: e.event, properties: JSON.stringify(e.properties), timestamp: chTime(e.timestamp), received_at: chTime(e.receivedAt),
-      message_id: e.messageId, context: e.context ? JSON.stringify(e.context) : '' })).join('\n');
+    // The rows as headwater's landing writes them (pipeline/store/events.ts).
+    const rows = (events: EventRecord[]) => events.map((e) => JSON.stringify(eventRow(e))).join('\n');
     const batch = () => Array.from({ length: 5000 }, (_, n) => trackEvent(call('user', n), newId('prf')));
     for (const table of ['events', 'events_null']) {
       const bodies = Array.from({ length: 12 }, () => `INSERT INTO ${table} FORMAT JSONEachRow\n${rows(batch())}`);

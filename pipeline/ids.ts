@@ -24,7 +24,8 @@ export function newId(prefix: string, now = Date.now()): string {
   const hi = Math.floor(now / 0x40000000);
   const lo = now - hi * 0x40000000;
   const time = quad(hi) + B32[(lo >>> 25) & 31]! + B32[(lo >>> 20) & 31]! + quad(lo & 0xfffff);
-  // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx: digits 0-7, 9-12 and 24-31 are random.
+  // A v4 UUID's hex digits 0-7, 9-12 and 24-31 are random (8 and 13 are dashes, 14 the version,
+  // 19 the variant).
   const u = randomUUID();
   return `${prefix}_${time}${quad(five(u, 0, 1, 2, 3, 4))}${quad(five(u, 5, 6, 7, 9, 10))}${quad(five(u, 11, 12, 24, 25, 26))}${quad(five(u, 27, 28, 29, 30, 31))}`;
 }

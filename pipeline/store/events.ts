@@ -7,6 +7,16 @@ export const chTime = (iso: string) => iso.replace('T', ' ').replace('Z', '');
 
 const MAX_ROWS = 10_000;
 
+/** An event as a row of the events table (JSONEachRow). */
+export function eventRow(e: EventRecord) {
+  return {
+    org_id: e.orgId, app_id: e.appId, source_id: e.sourceId, profile_id: e.profileId, id: e.id,
+    environment: e.environment, event: e.event, properties: JSON.stringify(e.properties),
+    timestamp: chTime(e.timestamp), received_at: chTime(e.receivedAt), message_id: e.messageId,
+    context: e.context ? JSON.stringify(e.context) : '',
+  };
+}
+
 export async function insertEvents(ch: ClickHouseClient, events: EventRecord[]): Promise<void> {
   for (let i = 0; i < events.length; i += MAX_ROWS) {
     const slice = events.slice(i, i + MAX_ROWS);
@@ -14,12 +24,7 @@ export async function insertEvents(ch: ClickHouseClient, events: EventRecord[]):
     await ch.insert({
       table: 'events',
       format: 'JSONEachRow',
-      values: slice.map((e) => ({
-        org_id: e.orgId, app_id: e.appId, source_id: e.sourceId, profile_id: e.profileId, id: e.id,
-        environment: e.environment, event: e.event, properties: JSON.stringify(e.properties),
-        timestamp: chTime(e.timestamp), received_at: chTime(e.receivedAt), message_id: e.messageId,
-        context: e.context ? JSON.stringify(e.context) : '',
-      })),
+      values: slice.map(eventRow),
     });
   }
 }
