@@ -45,7 +45,7 @@ async function ingestWhile(f: Fx, until: () => boolean, minMs: number, log?: Arr
 const a = await fixture();
 // `suppression` as the second argument measures only the suppression check.
 if (process.argv[3] !== 'suppression') {
-// The profile to erase and its history.
+// The profile to erase and its events.
 const target = `victim-${randomBytes(3).toString('hex')}`;
 const p = await http('POST', '/v1/identify', a.key, { data: { sourceId: a.sourceId, identifiers: { userId: target } } });
 const t0 = Date.now();
@@ -55,7 +55,8 @@ for (let sent = 0; sent < EVENTS;) {
   sent += n;
 }
 for (;;) {
-  const r = await pool.query(`SELECT count(*)::int AS n FROM event_history WHERE profile_id = $1`, [p.body.data.id]);
+  // Its stored answers (segment history is kept only for names a segment names: none here).
+  const r = await pool.query(`SELECT count(*)::int AS n FROM messages WHERE org_id = $1 AND COALESCE(result->>'profileId', result->'event'->>'profileId') = $2`, [a.orgId, p.body.data.id]);
   if (r.rows[0].n >= EVENTS) break;
   await new Promise((r) => setTimeout(r, 200));
 }

@@ -24,7 +24,7 @@ import { iso, mergeInto, messageIdOf, messageKey, replay, storedKey, trackEvent 
 import { deferAll, deferrable, reject, type Step, type TierOutput } from './step.js';
 import { heldByProfile, identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { jsonLiteral } from './store/postgres.js';
-import { recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
+import { keepsHistory, recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 import { ownersByOrg, type IdentityCache } from './identity-cache.js';
 import { applyTo, changes, setsTraits, type Apply, type Plan } from './plans.js';
@@ -289,7 +289,8 @@ async function apply(c: pg.PoolClient, t: Tx, segments: SegmentCache, job: BulkJ
     }
     const event = trackEvent(call, prof.id);
     recorded.push({ o: call.orgId, a: call.appId, m: event.messageId!, k: call.kind, r: { event } });
-    history.push({ p: event.profileId, n: event.event, t: event.timestamp });
+    // Only names the org's segments name (read under the shared lock above) keep history.
+    if (keepsHistory(segments.peek(call.orgId), event.event)) history.push({ p: event.profileId, n: event.event, t: event.timestamp });
     outcomes.set(i, { kind: 'ok', result: { status: 201, data: event }, event, observe: true });
   }
   // Existing profiles an identify changed: the patches merge on the stored values, as the per-call

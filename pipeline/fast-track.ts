@@ -3,9 +3,9 @@
 // of them owned as far as it knows: a new profile is proposed, migration 26; the org's catalog and
 // segment definitions), the lane's calls are written in one statement, its own transaction when no
 // segment watches them (else the decisions follow in the same transaction):
-// headwater_track_fast (migrations 8, 9, 11, 26 and 27) checks that the catalog, segment and
+// headwater_track_fast (migrations 8, 9, 11, 26, 27 and 33) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
-// messageIds with their answers, the new events' segment history and the identifies' trait and
+// messageIds with their answers, the new events' segment history (names a segment names) and the identifies' trait and
 // consent patches. A track's messageId stored before answers its original (a replay), as on the
 // other paths; an identify's sends the batch to the general path, which answers the profile as it
 // is. When a check fails nothing is written, and the calls go to the general path (process.ts),
@@ -23,7 +23,7 @@ import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
 import type { SnapshotCache } from './governance/mod.js';
 import { applyTo, changes, planOf, setsTraits, type Apply } from './plans.js';
-import { recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
+import { keepsHistory, recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
 /** Nothing taken: every call goes to the next tier. */
@@ -167,10 +167,13 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   if (fast.length === 0) return NONE();
 
   const events = new Map<number, EventRecord>();
+  // Names that keep segment history (migration 33), as the definitions the statement checks say.
+  const watch = new Set<string>();
   const rows = fast.filter(isTrack).map((i) => {
     const call = calls[i]!;
     const event = trackEvent(call, profileOf.get(i)!);
     events.set(i, event);
+    if (keepsHistory(ctx.segments.peek(call.orgId), event.event)) watch.add(`${call.orgId}\u0001${event.event}`);
     const n = born.laneOf.get(i);
     return { o: call.orgId, a: call.appId, m: event.messageId, r: { event }, p: event.profileId, ...(n !== undefined ? { n } : {}) };
   });
@@ -189,7 +192,7 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   // (segments/recompute.ts) follow in the same transaction, for the new events only.
   const decide = touchesSegments(ctx.segments, fast.map(touchOf));
   const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
-  const arg = { lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, ...born.args(), ...identifies.args };
+  const arg = { lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, watch: [...watch], ...born.args(), ...identifies.args };
   let answer: FastAnswer;
   let system: EventRecord[] = [];
   /** The stored answers of replayed messageIds, by messageKey. */

@@ -10,7 +10,7 @@ import { callError } from '../schemas/errors.js';
 import { resolveProfile, profileOut } from './identity.js';
 import { iso, QUARANTINED, replay, splitConsent, trackEvent } from './calls.js';
 import { reject, type Answered, type Step } from './step.js';
-import { recompute, type SegmentCache } from './segments/mod.js';
+import { holdSegments, keepsHistory, recompute, type SegmentCache } from './segments/mod.js';
 import { checkIdentify, checkTrack, holdCalls, type CatalogSnapshot, type SnapshotCache } from './governance/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
@@ -83,16 +83,19 @@ async function track(ctx: PerCallContext, snap: CatalogSnapshot, call: IngestCal
     const now = iso(call.receivedAt);
     const { profile, created, merged } = await resolveProfile(c, { ...call, identifiers: body.identifiers, now });
     const event = trackEvent(call, profile.id);
+    // The definitions current under the shared segment lock say whether the event keeps history.
+    await holdSegments(c, ctx.segments, [call.orgId]);
+    const history = keepsHistory(ctx.segments.peek(call.orgId), event.event);
     // The answer and the segment history row, one statement. created_at moves to this transaction:
     // a promoted call's claim is older, and recovery (landing.ts) finds unlanded events by it.
     await c.query(
-      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) VALUES ($5, $6, $7))
+      `WITH h AS (INSERT INTO event_history (profile_id, name, ts) SELECT $5::text, $6::text, $7::timestamptz WHERE $8::boolean)
        UPDATE messages SET result = $4::jsonb, created_at = now() WHERE org_id = $1 AND app_id = $2 AND message_id = $3`,
-      [call.orgId, call.appId, body.messageId, JSON.stringify({ event }), event.profileId, event.event, event.timestamp]);
+      [call.orgId, call.appId, body.messageId, JSON.stringify({ event }), event.profileId, event.event, event.timestamp, history]);
     const system = await recompute(c, ctx.segments, [{
       profileId: profile.id, orgId: call.orgId, appId: call.appId, sourceId: call.sourceId, environment: call.environment,
       all: created || merged.length > 0, events: [body.event],
-    }]);
+    }], { locked: true });
     return { kind: 'ok', result: { status: 201, data: event }, event, observe: true, system };
   });
 }

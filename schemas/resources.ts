@@ -182,7 +182,7 @@ export const PREDICATE_SEMANTICS =
   'for an array trait, false otherwise. `exists`/`notExists` test presence of the top-level trait (a null value counts as present). ' +
   'An event predicate `performed` matches when the profile has at least `atLeast` events of that name, within the last ' +
   '`withinDays` x 24 h counted by event `timestamp` when given (all history otherwise, including events stored before the ' +
-  'segment existed); `notPerformed` is its negation (fewer than `atLeast`). System events (`system.segment_entered` / ' +
+  'segment existed, back to the org\'s event retention); `notPerformed` is its negation (fewer than `atLeast`). System events (`system.segment_entered` / ' +
   '`system.segment_exited`) are events of the profile and may be named. `withinDays` windows move with time: a periodic sweep ' +
   '(default every minute) exits profiles whose qualifying events aged out and enters `notPerformed` profiles. A segment applies ' +
   'only to profiles of its `environments` and, when `appId` is set, of those apps.';

@@ -5,6 +5,7 @@
 // counters: after the fast path ran on a store whose statistics say "40 profiles", no call scans
 // profiles or messages sequentially, also once the table holds thousands more. Runs on the store of
 // the pass: a database of its own on the PostgreSQL server (DATABASE_URL), else embedded Postgres.
+// Also: the fast path writes segment history only for the names its caller says keep it (migration 33).
 import t from 'tap';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,26 +43,52 @@ const ORG = 'org_plans', APP = 'app_plans', SRC = 'src_plans';
 const iso = () => new Date().toISOString();
 
 /** headwater_track_fast's argument for track calls of known profiles (pipeline/fast-track.ts builds it so). */
-function trackArg(profiles: string[], serial: boolean) {
+function trackArg(profiles: string[], serial: boolean, watch: string[] = []) {
   const rows = profiles.map((p) => {
     const m = `m-${randomBytes(8).toString('hex')}`;
     const event = { id: `evt_${randomBytes(8).toString('hex')}`, orgId: ORG, appId: APP, sourceId: SRC, profileId: p, environment: 'production',
       event: 'Page Viewed', properties: {}, timestamp: iso(), receivedAt: iso(), messageId: m };
     return { o: ORG, a: APP, m, r: { event }, p };
   });
-  return JSON.stringify({ lock: !serial, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows });
+  return JSON.stringify({ lock: !serial, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows, watch });
 }
 
-t.test('the track fast path probes profiles and messages by key, planned on a small store or not', async (t) => {
+/** A store with one org, app and source, and `addProfiles` to add numbered profiles. */
+async function seeded() {
   const s = await openStore();
-  t.teardown(() => s.close());
   await s.q(`INSERT INTO orgs (id, name) VALUES ($1, 'plans')`, [ORG]);
   await s.q(`INSERT INTO apps (id, org_id, name, environment, created_at, updated_at) VALUES ($1, $2, 'plans', 'production', now(), now())`, [APP, ORG]);
   await s.q(`INSERT INTO sources (id, org_id, app_id, kind, created_at, updated_at) VALUES ($1, $2, $3, 'http', now(), now())`, [SRC, ORG, APP]);
   const addProfiles = (n: number, from: number) => s.q(
     `INSERT INTO profiles (id, org_id, app_id, source_id, environment, created_at, updated_at)
      SELECT 'prf_' || lpad(i::text, 26, '0'), $1, $2, $3, 'production', now(), now() FROM generate_series($4::int, $5::int) i`, [ORG, APP, SRC, from, from + n - 1]);
-  const profile = (i: number) => `prf_${String(i).padStart(26, '0')}`;
+  return { ...s, addProfiles };
+}
+const profile = (i: number) => `prf_${String(i).padStart(26, '0')}`;
+
+t.test('the track fast path writes segment history only for the names it is told keep it', async (t) => {
+  const s = await seeded();
+  t.teardown(() => s.close());
+  await s.addProfiles(3, 1);
+  const history = async () => Number((await s.q('SELECT count(*) AS n FROM event_history'))[0]!.n);
+  const cases: Array<[string, string[], number]> = [
+    ['no name kept', [], 0],
+    ['another org\'s name', [`org_other\u0001Page Viewed`], 0],
+    ['another name', [`${ORG}\u0001Signed Up`], 0],
+    ['its name', [`${ORG}\u0001Page Viewed`], 3],
+  ];
+  for (const [what, watch, rows] of cases) {
+    const before = await history();
+    const out = await s.q('SELECT headwater_track_fast($1::jsonb) AS r', [trackArg([profile(1), profile(2), profile(3)], s.serial, watch)]);
+    t.notOk((out[0]!.r as { stale?: boolean }).stale, `${what}: written`);
+    t.equal(await history() - before, rows, `${what}: ${rows} history rows`);
+  }
+});
+
+t.test('the track fast path probes profiles and messages by key, planned on a small store or not', async (t) => {
+  const s = await seeded();
+  t.teardown(() => s.close());
+  const { addProfiles } = s;
   await addProfiles(40, 1);
   for (const table of ['profiles', 'messages', 'identifiers', 'event_history']) await s.q(`ANALYZE ${table}`);
 

@@ -1,12 +1,13 @@
 // Segments (OpenAPI tag "segments"). Create and update decide membership over every
 // existing profile before answering (memberCount is exact); delete drops memberships without exit
 // events. Every mutation bumps orgs.segments_version under the org's exclusive segment lock, which
-// waits for ingestion transactions deciding with the old definitions (pipeline/segments/cache.ts).
+// waits for ingestion transactions deciding with the old definitions (pipeline/segments/cache.ts),
+// and fills the history of event names no segment named before (pipeline/segments/history.ts).
 import type pg from 'pg';
 import { newId } from '../../pipeline/ids.js';
 import { tx } from '../../pipeline/store/postgres.js';
 import { checkQuota, lockQuota } from '../../pipeline/quotas.js';
-import { backfill, LEASE, normalizeDefinition, preview, segmentLockKey, type Definition, type JobDeps } from '../../pipeline/segments/mod.js';
+import { backfill, fillHistory, LEASE, normalizeDefinition, preview, segmentLockKey, watchedNames, type Definition, type JobDeps } from '../../pipeline/segments/mod.js';
 import { httpError, notFound } from '../../http/errors.js';
 import { decodeCursor, isString, likeSubstring, page } from '../../http/pagination.js';
 import type { Bind, Deps } from './deps.js';
@@ -33,10 +34,23 @@ async function definitionOf(d: Deps, orgId: string, input: unknown, at: string):
   return n.ok;
 }
 
-/** Version bump + exclusive segment lock of the org, in the mutation's transaction. */
-async function bump(c: pg.PoolClient, orgId: string) {
-  await c.query('UPDATE orgs SET segments_version = segments_version + 1 WHERE id = $1', [orgId]);
+/**
+ * The org's segment lock, exclusively, first in a mutation's transaction (ingestion holds it shared
+ * while it writes and decides); returns the event names the org's segments name before the change.
+ */
+async function lockSegments(c: pg.PoolClient, orgId: string): Promise<Set<string>> {
   await c.query('SELECT pg_advisory_xact_lock($1::bigint)', [segmentLockKey(orgId)]);
+  return watchedNames(c, orgId);
+}
+
+/**
+ * Version bump; the history of event names no segment of the org named before is filled from the
+ * stored events (ingestion writes history only for named names), still under the lock.
+ */
+async function bump(c: pg.PoolClient, orgId: string, before: Set<string>) {
+  await c.query('UPDATE orgs SET segments_version = segments_version + 1 WHERE id = $1', [orgId]);
+  const added = [...await watchedNames(c, orgId)].filter((n) => !before.has(n));
+  if (added.length) await fillHistory(c, orgId, added);
 }
 
 const count = async (d: Deps, id: string) =>
@@ -56,6 +70,7 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
     const id = newId('seg');
     // The lease keeps sweepers off while this request backfills; if it dies, a sweeper resumes.
     await tx(d.pool, async (c) => {
+      const before = await lockSegments(c, orgId);
       // Under the org's segments lock: two creates at the limit cannot both pass.
       const limit = await lockQuota(c, orgId, 'segments');
       if (limit !== null) checkQuota('segments', limit, Number((await c.query('SELECT count(*) AS n FROM segments WHERE org_id = $1', [orgId])).rows[0].n), 1);
@@ -63,7 +78,7 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
         `INSERT INTO segments (id, org_id, name, description, definition, environments, version, computed_at, swept_at, lease_until, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, 1, NULL, now(), now() + ${LEASE}, now(), now())`,
         [id, orgId, body.name, body.description ?? null, JSON.stringify(definition), body.environments ?? ['development', 'production']]);
-      await bump(c, orgId);
+      await bump(c, orgId, before);
     });
     await backfill(jobs, id, 1);
     return { status: 201, data: segmentOut(await getRow(orgId, id), await count(d, id)) };
@@ -97,11 +112,12 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
     const id = req.params.id;
     const body = req.body.data;
     const definition = body.definition === undefined ? undefined : await definitionOf(d, orgId, body.definition, 'body /data/definition');
+    const redecide = definition !== undefined || body.environments !== undefined;
     const version = await tx(d.pool, async (c) => {
+      const before = redecide ? await lockSegments(c, orgId) : undefined;
       const r = await c.query('SELECT * FROM segments WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id]);
       const row = r.rows[0];
       if (!row) throw notFound('segment');
-      const redecide = definition !== undefined || body.environments !== undefined;
       const v = redecide ? row.version + 1 : row.version;
       await c.query(
         `UPDATE segments SET name = COALESCE($2, name),
@@ -114,7 +130,7 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
          WHERE id = $1`,
         [id, body.name ?? null, 'description' in body, body.description ?? null,
           definition === undefined ? null : JSON.stringify(definition), body.environments ?? null, v, redecide]);
-      if (redecide) await bump(c, orgId);
+      if (before) await bump(c, orgId, before);
       return redecide ? v : undefined;
     });
     // A later update supersedes this backfill; its own request then answers the final count.
@@ -125,10 +141,11 @@ export function segmentRoutes(bind: Bind, d: Deps, jobs: JobDeps, previewCap: nu
   bind('DELETE', '/v1/segments/{id}', async (req) => {
     const orgId = req.principal.orgId!;
     const gone = await tx(d.pool, async (c) => {
+      const before = await lockSegments(c, orgId);
       const r = await c.query('DELETE FROM segments WHERE org_id = $1 AND id = $2 RETURNING id', [orgId, req.params.id]);
       if (!r.rows[0]) return false;
       await c.query('DELETE FROM segment_members WHERE segment_id = $1', [req.params.id]);
-      await bump(c, orgId);
+      await bump(c, orgId, before);
       return true;
     });
     if (!gone) throw notFound('segment');

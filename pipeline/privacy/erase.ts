@@ -84,9 +84,10 @@ export const STEPS: Array<[string, Step]> = [
   }],
   ['delete memberships', async (d, j) => (await d.pool.query(
     'DELETE FROM segment_members WHERE org_id = $1 AND profile_id = ANY($2)', [j.orgId, j.profileIds])).rowCount ?? 0],
-  ['delete event history', (d, j) => chunked(d, 'event_history', 'profile_id = ANY($1)', [j.profileIds])],
-  // The stored answers of its calls (messageId dedup): track answers hold the whole event.
+  // The stored answers of its calls (messageId dedup): track answers hold the whole event. Before
+  // the history: a segment naming an event for the first time fills history from them.
   ['delete stored answers', (d, j) => chunked(d, 'messages', `org_id = $1 AND ${ANSWER_PROFILE} = ANY($2)`, [j.orgId, j.profileIds])],
+  ['delete event history', (d, j) => chunked(d, 'event_history', 'profile_id = ANY($1)', [j.profileIds])],
   ['delete system events in flight', async (d, j) => (await d.pool.query(
     `DELETE FROM event_outbox WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) p WHERE strpos(payload, p) > 0)`,
     [j.profileIds.map((p) => JSON.stringify(p))])).rowCount ?? 0],

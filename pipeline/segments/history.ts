@@ -1,8 +1,15 @@
 // Per-profile event history in Postgres (event_history): what event predicates count. Written in the
-// transaction that stores the event, so a decision never misses an event it should count.
+// transaction that stores the event, so a decision never misses an event it should count, for the
+// names some segment of the org names (and the system events); a name a segment names for the first
+// time is filled from the stored answers under the org's exclusive segment lock (fillHistory).
 import type { Queryable } from '../governance/types.js';
+import { retentionOf } from '../privacy/mod.js';
 
 const DAY_MS = 86_400_000;
+
+/** The system events of membership transitions (membership.ts). */
+export const ENTERED = 'system.segment_entered';
+export const EXITED = 'system.segment_exited';
 
 /** The start of a `withinDays` window ending at `nowMs` (ISO 8601). */
 export const windowStart = (nowMs: number, withinDays: number) => new Date(nowMs - withinDays * DAY_MS).toISOString();
@@ -72,4 +79,54 @@ export async function countEvents(c: Queryable, specs: CountSpec[], nowMs: numbe
   const q = countParams(specs, nowMs);
   const r = await c.query<{ n: number[] }>(`SELECT ARRAY(${countsSql()}) AS n`, q.args);
   return q.read(r.rows[0]!.n as unknown as number[][]);
+}
+
+/**
+ * Names whose history is always written, whether a segment names them or not: the system events of
+ * membership transitions (membership.ts writes them as they happen; no stored answer holds them, so
+ * they could not be filled later).
+ */
+const ALWAYS_KEPT: ReadonlySet<string> = new Set([ENTERED, EXITED]);
+
+/**
+ * Whether an event of `name` gets a history row: some segment of its org names it (the org's
+ * definitions as cached at the version the writing transaction checks), or it is a system event.
+ * History of other names would never be read; it is filled when a segment first names them.
+ */
+export function keepsHistory(segments: { byEvent: ReadonlyMap<string, unknown> } | undefined, name: string): boolean {
+  return ALWAYS_KEPT.has(name) || (segments?.byEvent.has(name) ?? false);
+}
+
+/** The event names the org's segments name now (as this transaction sees them). */
+export async function watchedNames(c: Queryable, orgId: string): Promise<Set<string>> {
+  const r = await c.query<{ name: string }>(
+    `SELECT DISTINCT p->>'name' AS name FROM segments s, jsonb_array_elements(s.definition->'predicates') p
+     WHERE s.org_id = $1 AND p->>'kind' = 'event'`, [orgId]);
+  return new Set(r.rows.map((x) => x.name));
+}
+
+/**
+ * Rebuilds the org's history of `names` from the stored answers of its track calls (every stored
+ * event has one until its profile is erased), each row on the profile it was merged into, if any,
+ * and none older than the org's event retention. Rows left from an earlier time a segment named the
+ * name are deleted first. Exact only while no event of these names is written meanwhile: the caller
+ * holds the org's segment lock, exclusively (a segment change) or shared while no segment names them
+ * (a preview, rolled back). Returns the rows written.
+ */
+export async function fillHistory(c: Queryable, orgId: string, names: Iterable<string>, nowMs = Date.now()): Promise<number> {
+  const fill = [...names].filter((n) => !ALWAYS_KEPT.has(n));
+  if (fill.length === 0) return 0;
+  const org = await c.query<{ settings: Record<string, unknown> | null }>('SELECT settings FROM orgs WHERE id = $1', [orgId]);
+  const days = retentionOf(org.rows[0]?.settings as never).events;
+  const cutoff = days === null ? null : new Date(nowMs - days * DAY_MS).toISOString();
+  await c.query(
+    `DELETE FROM event_history h USING profiles p WHERE p.id = h.profile_id AND p.org_id = $1 AND h.name = ANY($2)`, [orgId, fill]);
+  const r = await c.query(
+    `INSERT INTO event_history (profile_id, name, ts)
+     SELECT COALESCE(p.merged_into, p.id), s.e->>'event', (s.e->>'timestamp')::timestamptz
+     FROM (SELECT m.result->'event' AS e FROM messages m WHERE m.org_id = $1 AND m.kind = 'track') s
+     JOIN profiles p ON p.id = s.e->>'profileId'
+     WHERE s.e->>'event' = ANY($2) AND ($3::timestamptz IS NULL OR (s.e->>'timestamp')::timestamptz >= $3)`,
+    [orgId, fill, cutoff]);
+  return r.rowCount ?? 0;
 }

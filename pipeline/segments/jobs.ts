@@ -6,8 +6,9 @@ import type { Logger } from '../../lib/log.js';
 import { tx } from '../store/postgres.js';
 import { isConcurrencyFailure } from '../store/errors.js';
 import type { EventRecord } from '../types.js';
-import { segmentOf } from './cache.js';
-import { windowStart } from './history.js';
+import type { Queryable } from '../governance/types.js';
+import { segmentLockKey, segmentOf } from './cache.js';
+import { fillHistory, watchedNames, windowStart } from './history.js';
 import { decide, transition, type Job } from './membership.js';
 import { compile } from './predicates.js';
 import { startPeriodic } from '../periodic.js';
@@ -144,20 +145,35 @@ export function startSweeper(d: JobDeps, intervalMs: number): Sweeper {
 
 export interface Preview { memberCount: number; members: string[]; scanned: number; truncated: boolean }
 
-/** Decides a draft over at most `cap` live profiles of the org (of its apps, when it names some). */
+/**
+ * Decides a draft over at most `cap` live profiles of the org (of its apps, when it names some).
+ * History is kept only for event names some segment names: for the draft's other names it is filled
+ * from the stored events inside a transaction that is rolled back, under the org's shared segment
+ * lock (no segment change fills them meanwhile; ingestion writes none of them).
+ */
 export async function preview(pool: pg.Pool, orgId: string, definition: Definition, cap: number): Promise<Preview> {
   const c = compile({ id: 'preview', orgId, name: '', definition, environments: ['development', 'production'], version: 0 });
-  const args: unknown[] = [orgId, cap + 1];
+  if (c.eventNames.size === 0) return previewOn(pool, c, cap);
+  return tx(pool, async (cl) => {
+    await cl.query('SELECT pg_advisory_xact_lock_shared($1::bigint)', [segmentLockKey(orgId)]);
+    const watched = await watchedNames(cl, orgId);
+    await fillHistory(cl, orgId, [...c.eventNames].filter((n) => !watched.has(n)));
+    return previewOn(cl, c, cap);
+  }, () => false);
+}
+
+async function previewOn(q: Queryable, c: Compiled, cap: number): Promise<Preview> {
+  const args: unknown[] = [c.seg.orgId, cap + 1];
   let where = 'org_id = $1 AND merged_into IS NULL';
   if (c.apps) { args.push([...c.apps]); where += ` AND app_id = ANY($${args.length})`; }
-  const r = await pool.query(`SELECT ${PROFILE_COLS} FROM profiles WHERE ${where} ORDER BY id LIMIT $2`, args);
+  const r = await q.query(`SELECT ${PROFILE_COLS} FROM profiles WHERE ${where} ORDER BY id LIMIT $2`, args);
   const truncated = r.rows.length > cap;
   const rows = truncated ? r.rows.slice(0, cap) : r.rows;
   const members: string[] = [];
   const nowMs = Date.now();
   for (let i = 0; i < rows.length; i += PAGE) {
     const jobs: Job[] = rows.slice(i, i + PAGE).map((row) => ({ facts: factsOf(row), segs: [c] }));
-    const desired = await decide(pool, jobs, nowMs);
+    const desired = await decide(q, jobs, nowMs);
     jobs.forEach((j, k) => { if (desired[k]![0]) members.push(j.facts.id); });
   }
   return { memberCount: members.length, members, scanned: rows.length, truncated };

@@ -6,12 +6,10 @@ import type pg from 'pg';
 import type { Queryable } from '../governance/types.js';
 import { newId } from '../ids.js';
 import type { EventRecord, Environment } from '../types.js';
-import { countEvents, type CountSpec } from './history.js';
+import { countEvents, ENTERED, EXITED, type CountSpec } from './history.js';
 import { applies, finish, traitPhase } from './predicates.js';
 import type { Compiled, ProfileFacts } from './types.js';
 
-export const ENTERED = 'system.segment_entered';
-export const EXITED = 'system.segment_exited';
 
 /** Key of one membership in the sets `transition` reads and is given. */
 export const memberKey = (segmentId: string, profileId: string) => `${segmentId}\u0000${profileId}`;

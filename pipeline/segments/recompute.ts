@@ -104,6 +104,17 @@ export function touchesSegments(cache: SegmentCache, touches: Touch[]): boolean 
   return jobsOf(cache, touches).length > 0;
 }
 
+/**
+ * Takes the orgs' shared segment locks and brings `cache` to the versions read under them: what a
+ * write that decides later (`recompute` with `locked`) does first when it needs the definitions
+ * before its own writes (which names keep history).
+ */
+export async function holdSegments(c: pg.PoolClient, cache: SegmentCache, orgIds: string[]): Promise<void> {
+  const r = await c.query<{ v: Array<[string, number | string]> | null }>(
+    'SELECT json_agg(json_build_array(org, ver)) AS v FROM headwater_segment_versions($1::text[], $2::bigint[])', versionArgs(orgIds));
+  await refreshSegments(c, cache, r.rows[0]?.v ?? []);
+}
+
 /** Reloads the definitions of orgs whose version (read under their shared lock) moved; true when one did. */
 export async function refreshSegments(c: pg.PoolClient, cache: SegmentCache, versions: Array<[string, number | string]>): Promise<boolean> {
   const stale: Array<[string, number]> = [];

@@ -9,13 +9,16 @@ import {
 import { json, Params, route } from './define.js';
 
 const SegmentName = Type.String({ minLength: 1, maxLength: 100 });
+const HISTORY_FILL = 'Per-profile event history is kept for the event names some segment of the org names (and system events): ' +
+  'a definition naming an event no segment of the org named before first rebuilds that name\'s history from the stored events, ' +
+  'and the org\'s ingestion waits for it (a scan of the org\'s stored events). ';
 const Environments = Type.Array(Environment, { minItems: 1 });
 
 export const segmentRoutes = [
   route({
     id: 'segmentsCreate', method: 'POST', path: '/v1/segments', tag: 'segments', auth: ['session'], admin: true,
     summary: 'Create a segment',
-    description: 'Computes membership immediately over existing profiles (`memberCount` is exact); each resulting entry emits `system.segment_entered`. ' + PREDICATE_SEMANTICS,
+    description: 'Computes membership immediately over existing profiles (`memberCount` is exact); each resulting entry emits `system.segment_entered`. ' + HISTORY_FILL + PREDICATE_SEMANTICS,
     body: Body(Type.Object({
       name: SegmentName,
       description: Type.Optional(Nullable(Type.String())),
@@ -47,7 +50,7 @@ export const segmentRoutes = [
   route({
     id: 'segmentsUpdate', method: 'PATCH', path: '/v1/segments/{id}', tag: 'segments', auth: ['session'], admin: true,
     summary: 'Update a segment',
-    description: 'Every member optional; a given `definition` replaces the old one whole (its `predicates` are required). Membership is recomputed immediately and transitions emit events.',
+    description: 'Every member optional; a given `definition` replaces the old one whole (its `predicates` are required). Membership is recomputed immediately and transitions emit events. ' + HISTORY_FILL,
     params: Params('id'),
     body: Body(Type.Object({
       name: Type.Optional(SegmentName),
