@@ -2,7 +2,7 @@
 // generator, so that a change to a statement or a table reads in microseconds per call, steadily:
 //   - embedded Postgres (PGlite, started as headwater starts it, migrated): headwater_track_fast per
 //     call for the batch scenarios' two shapes (userId among 1,000 known profiles; a new profile per
-//     call), and beside it the parts measured alone on rows of the same shape: parsing the rows,
+//     call), each with no segment naming the event and with one (its history kept), and beside it the parts measured alone on rows of the same shape: parsing the rows,
 //     the messages insert, the segment-history insert, the profile and identifier inserts (each
 //     with its input's parsing taken out);
 //   - ClickHouse (chDB): the JSONEachRow insert of the events table per event, and the same rows into
@@ -50,7 +50,7 @@ async function setup(dir: string): Promise<{ db: PGlite; users: string[] }> {
 }
 
 /** One statement's argument: `calls` track calls, on known profiles or each on a new one. */
-function argument(shape: 'known' | 'new', users: string[]) {
+function argument(shape: 'known' | 'new', users: string[], named = false) {
   const rows: unknown[] = []; const born: unknown[] = []; const bornIds: unknown[] = [];
   for (let n = 0; n < CALLS; n++) {
     const isNew = shape === 'new';
@@ -63,7 +63,9 @@ function argument(shape: 'known' | 'new', users: string[]) {
       bornIds.push({ n, o: ORG, a: APP, k: 'userId', v: (c.body as { identifiers: { userId: string } }).identifiers.userId, p: profile, t: e.receivedAt });
     }
   }
-  const arg = { lock: false, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows, ...(born.length ? { born, bornIds, locks: [] } : {}) };
+  // `named`: a segment names the event, so its history is kept (migration 33).
+  const watch = named ? [`${ORG}\u0001Page Viewed`] : [];
+  const arg = { lock: false, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], rows, watch, ...(born.length ? { born, bornIds, locks: [] } : {}) };
   return { arg: JSON.stringify(arg), rows: JSON.stringify(rows), born: JSON.stringify(born), bornIds: JSON.stringify(bornIds) };
 }
 
@@ -81,6 +83,7 @@ async function pglite(shape: 'known' | 'new'): Promise<Record<string, number>> {
     for (let i = 0; i < STATEMENTS; i++) {
       const a = argument(shape, users);
       await time('headwater_track_fast', i, 'SELECT headwater_track_fast($1::jsonb) AS r', [a.arg]);
+      await time('fast named', i, 'SELECT headwater_track_fast($1::jsonb) AS r', [argument(shape, users, true).arg]);
       // The parts alone, on rows of their own (fresh messageIds and profiles, as the statement's);
       // each parses its input, so that parsing is measured alone too and taken out below.
       const b = argument(shape, users);
@@ -104,7 +107,8 @@ async function pglite(shape: 'known' | 'new'): Promise<Record<string, number>> {
   }
   const us = (k: string) => ((ms[k] ?? 0) * 1000) / ((STATEMENTS - WARM) * CALLS);
   const out: Record<string, number> = {
-    'headwater_track_fast, the whole statement': us('headwater_track_fast'),
+    'headwater_track_fast, no segment names the event': us('headwater_track_fast'),
+    'headwater_track_fast, a segment names it (history)': us('fast named'),
     '  parsing the rows (call records and answers)': us('parse rows'),
     '  messages insert (stored answers), parsing out': us('messages') - us('parse rows'),
     '  segment history insert, parsing out': us('history') - us('parse rows'),
@@ -145,7 +149,7 @@ async function chdb(): Promise<Record<string, number>> {
 
 const show = (title: string, r: Record<string, number>) => {
   process.stdout.write(`${title}\n`);
-  for (const [k, v] of Object.entries(r)) process.stdout.write(`  ${k.padEnd(50)} ${v.toFixed(1).padStart(7)} us\n`);
+  for (const [k, v] of Object.entries(r)) process.stdout.write(`  ${k.padEnd(52)} ${v.toFixed(1).padStart(7)} us\n`);
 };
 process.stdout.write(`store costs: ${STATEMENTS - WARM} statements of ${CALLS} calls measured per shape (after ${WARM}), Node ${process.version}\n`);
 show('PGlite, per call, userId among 1,000 known profiles (batch20-users1000):', await pglite('known'));
