@@ -4,42 +4,18 @@
 // DATABASE_URL names, else embedded PGlite), two orgs of N stored track answers each (10 % as many
 // profiles), a quarter of them named A; then the fill of A, and of A and B (every event), for one org.
 // `node dist/bench/history-fill.js [events] [--embedded]`
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { PG_MIGRATIONS } from '../pipeline/store/migrations.js';
-import { startPglite } from '../pipeline/store/pglite-start.js';
+import { openOwnStore } from '../pipeline/store/own-store.js';
 import { fillHistory } from '../pipeline/segments/mod.js';
-import type { Queryable } from '../pipeline/governance/types.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { embedded: { type: 'boolean', default: false } } });
 const N = Math.max(1000, Number(positionals[0] ?? 1_000_000));
 const CHUNK = 50_000;
 
-async function openStore(): Promise<{ q: Queryable; what: string; close(): Promise<void> }> {
-  const url = process.env.DATABASE_URL;
-  if (url && !values.embedded) {
-    const name = `hw_fill_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const u = new URL(url); u.pathname = `/${name}`;
-    const c = new pg.Client({ connectionString: u.toString() });
-    await c.connect();
-    const v = (await c.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
-    return { q: c as unknown as Queryable, what: `PostgreSQL ${v}`, async close() { await c.end(); await admin.query(`DROP DATABASE ${name} WITH (FORCE)`); await admin.end(); } };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'hw-fill-'));
-  const db = await startPglite(dir);
-  return { q: db as unknown as Queryable, what: 'PGlite', async close() { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
-}
+const own = await openOwnStore({ url: values.embedded ? undefined : process.env.DATABASE_URL, prefix: 'hw_fill' });
+const s = { q: own.client, what: own.what, close: () => own.close() };
 
-const s = await openStore();
 try {
-  for (const m of PG_MIGRATIONS) for (const sql of m.statements) await s.q.query(sql);
   const profiles = Math.max(1, Math.floor(N / 10));
   for (const org of ['org_fill_a', 'org_fill_b']) {
     await s.q.query('INSERT INTO orgs (id, name) VALUES ($1, $1)', [org]);

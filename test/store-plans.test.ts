@@ -7,37 +7,11 @@
 // the pass: a database of its own on the PostgreSQL server (DATABASE_URL), else embedded Postgres.
 // Also: the fast path writes segment history only for the names its caller says keep it (migration 33).
 import t from 'tap';
-import pg from 'pg';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PG_MIGRATIONS } from '../pipeline/store/migrations.js';
-import { startPglite } from '../pipeline/store/pglite-start.js';
-
-type Query = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+import { openOwnStore } from '../pipeline/store/own-store.js';
 
 /** A migrated, empty store of its own; `close` removes it. */
-async function openStore(): Promise<{ q: Query; close(): Promise<void>; serial: boolean }> {
-  const url = process.env.DATABASE_URL;
-  if (url) {
-    const name = `hw_plans_${randomBytes(5).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const u = new URL(url); u.pathname = `/${name}`;
-    const c = new pg.Client({ connectionString: u.toString() });
-    await c.connect();
-    const q: Query = async (sql, params) => (await c.query(sql, params)).rows;
-    for (const m of PG_MIGRATIONS) for (const s of m.statements) await q(s);
-    return { q, serial: false, async close() { await c.end(); await admin.query(`DROP DATABASE ${name} WITH (FORCE)`); await admin.end(); } };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'hw-plans-'));
-  const db = await startPglite(dir);
-  const q: Query = async (sql, params) => (await db.query<Record<string, unknown>>(sql, params)).rows;
-  for (const m of PG_MIGRATIONS) for (const s of m.statements) await db.exec(s);
-  return { q, serial: true, async close() { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
-}
+const openStore = () => openOwnStore({ url: process.env.DATABASE_URL, prefix: 'hw_plans' });
 
 const ORG = 'org_plans', APP = 'app_plans', SRC = 'src_plans';
 const iso = () => new Date().toISOString();

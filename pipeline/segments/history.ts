@@ -97,6 +97,9 @@ export function keepsHistory(segments: { byEvent: ReadonlyMap<string, unknown> }
   return ALWAYS_KEPT.has(name) || (segments?.byEvent.has(name) ?? false);
 }
 
+/** What fillHistory needs of a client: rows (a pg client, or any store that answers rows). */
+export interface RowSource { query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }> }
+
 /** The event names the org's segments name now (as this transaction sees them). */
 export async function watchedNames(c: Queryable, orgId: string): Promise<Set<string>> {
   const r = await c.query<{ name: string }>(
@@ -113,20 +116,23 @@ export async function watchedNames(c: Queryable, orgId: string): Promise<Set<str
  * holds the org's segment lock, exclusively (a segment change) or shared while no segment names them
  * (a preview, rolled back). Returns the rows written.
  */
-export async function fillHistory(c: Queryable, orgId: string, names: Iterable<string>, nowMs = Date.now()): Promise<number> {
+export async function fillHistory(c: RowSource, orgId: string, names: Iterable<string>, nowMs = Date.now()): Promise<number> {
   const fill = [...names].filter((n) => !ALWAYS_KEPT.has(n));
   if (fill.length === 0) return 0;
-  const org = await c.query<{ settings: Record<string, unknown> | null }>('SELECT settings FROM orgs WHERE id = $1', [orgId]);
-  const days = retentionOf(org.rows[0]?.settings as never).events;
+  const org = await c.query('SELECT settings FROM orgs WHERE id = $1', [orgId]);
+  const days = retentionOf(org.rows[0]?.settings as Parameters<typeof retentionOf>[0]).events;
   const cutoff = days === null ? null : new Date(nowMs - days * DAY_MS).toISOString();
   await c.query(
     `DELETE FROM event_history h USING profiles p WHERE p.id = h.profile_id AND p.org_id = $1 AND h.name = ANY($2)`, [orgId, fill]);
   const r = await c.query(
-    `INSERT INTO event_history (profile_id, name, ts)
-     SELECT COALESCE(p.merged_into, p.id), s.e->>'event', (s.e->>'timestamp')::timestamptz
-     FROM (SELECT m.result->'event' AS e FROM messages m WHERE m.org_id = $1 AND m.kind = 'track') s
-     JOIN profiles p ON p.id = s.e->>'profileId'
-     WHERE s.e->>'event' = ANY($2) AND ($3::timestamptz IS NULL OR (s.e->>'timestamp')::timestamptz >= $3)`,
+    `WITH ins AS (
+       INSERT INTO event_history (profile_id, name, ts)
+       SELECT COALESCE(p.merged_into, p.id), s.e->>'event', (s.e->>'timestamp')::timestamptz
+       FROM (SELECT m.result->'event' AS e FROM messages m WHERE m.org_id = $1 AND m.kind = 'track') s
+       JOIN profiles p ON p.id = s.e->>'profileId'
+       WHERE s.e->>'event' = ANY($2) AND ($3::timestamptz IS NULL OR (s.e->>'timestamp')::timestamptz >= $3)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM ins`,
     [orgId, fill, cutoff]);
-  return r.rowCount ?? 0;
+  return r.rows[0]!.n as number;
 }
