@@ -8,8 +8,8 @@ import { startPeriodic, type Periodic } from './periodic.js';
 export const DROP_REASONS = {
   /** Stream messages JetStream refused as repeats of a message id it had seen (exact retries). */
   duplicate_messages: 'stream messages refused as repeats within the duplicate window',
-  /** Track calls answered from their stored answer; the re-emitted event collapses in ClickHouse. */
-  replayed_events: 'events re-emitted by replayed track calls (collapse by event id)',
+  /** Redelivered track calls answered from their stored answer; the re-emitted event collapses in ClickHouse. */
+  replayed_events: 'events re-emitted by redelivered track calls found stored (collapse by event id)',
   /** Calls skipped because their caller had already been answered 503 (not acknowledged). */
   abandoned_calls: 'calls not processed because their caller had been answered 503',
   /** Events landed again at start (answered before a stop, maybe landed already). */

@@ -80,14 +80,30 @@ export interface EngineObserver {
 /** The worker pool's state: threads, the share of their time busy (0-1), batches waiting for one. */
 export interface PoolStats { threads: number; utilization: number; queued: number }
 
-/** Track calls answered 200 with an event: replays whose stored event is emitted again. */
-function replays(calls: IngestCall[], results: BatchOutcome['results']): number {
-  let n = 0;
+/**
+ * The events of track calls answered from their stored answer (200 with the original Event) that
+ * are not emitted again: the original landed, or is on its way and its own batch comes again if
+ * that fails. Emitted again only where the original's landing may have been lost with this very
+ * delivery: a redelivered call (`redelivered`), or every call of a batch that failed and ran call by
+ * call (`redelivered` undefined: its first run's commits had no hand-over). An event this batch
+ * also wrote (a messageId used twice in it) is kept. Returns the ids to leave out and how many
+ * replays are emitted again.
+ */
+function settledReplays(calls: IngestCall[], results: BatchOutcome['results'], redelivered: boolean[] | undefined): { skip: Set<string>; again: number } {
+  const skip = new Set<string>();
+  const written = new Set<string>();
+  let again = 0;
   for (let i = 0; i < calls.length; i++) {
     const r = results[i] as { status: number; data?: { id?: unknown } } | undefined;
-    if (calls[i]!.kind === 'track' && r?.status === 200 && typeof r.data?.id === 'string') n++;
+    if (calls[i]!.kind !== 'track' || typeof r?.data?.id !== 'string') continue;
+    if (r.status === 201) written.add(r.data.id);
+    else if (r.status === 200) {
+      if (redelivered === undefined || redelivered[i]) again++;
+      else skip.add(r.data.id);
+    }
   }
-  return n;
+  for (const id of written) skip.delete(id);
+  return { skip, again };
 }
 
 export interface Engine {
@@ -125,11 +141,17 @@ export function startEngine(o: EngineOptions): Engine {
   const landing = o.answerBeforeLanding ? startLanding({ pool: o.pool, events: o.events, log: o.log }) : undefined;
   // A failed batch runs again call by call, so one bad call neither holds the others back nor
   // returns forever (isolate.ts); an outage still fails the batch, which then comes again.
-  const apply = async (calls: IngestCall[]): Promise<BatchOutcome> => {
+  const apply = async (calls: IngestCall[], redelivered: boolean[]): Promise<BatchOutcome> => {
     let out: BatchOutcome;
+    let isolated = false;
     const t0 = performance.now();
-    try { out = await run.run(calls); } catch (err) { out = await isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err); }
-    if (o.drops) o.drops.add('replayed_events', replays(calls, out.results));
+    try { out = await run.run(calls); } catch (err) {
+      isolated = true;
+      out = await isolate({ run: run.run, pool: o.pool, log: o.log }, calls, err);
+    }
+    const { skip, again } = settledReplays(calls, out.results, isolated ? undefined : redelivered);
+    if (skip.size) out = { ...out, events: out.events.filter((e) => !skip.has(e.id)) };
+    if (o.drops) o.drops.add('replayed_events', again);
     o.observe?.batch((performance.now() - t0) / 1000, calls.length);
     return out;
   };
@@ -141,11 +163,11 @@ export function startEngine(o: EngineOptions): Engine {
     if (landing) {
       const batch = await landing.begin();
       let out: BatchOutcome;
-      try { out = await apply(calls); } catch (err) { landing.abandon(batch); throw err; }
+      try { out = await apply(calls, info.redelivered); } catch (err) { landing.abandon(batch); throw err; }
       landing.handOver(batch, out.events, out.outbox);
       return out.results;
     }
-    const out = await apply(calls);
+    const out = await apply(calls, info.redelivered);
     // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
     info.answer?.(out.results);
     if (direct && info.defer) {

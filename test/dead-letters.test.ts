@@ -71,3 +71,37 @@ t.test('a poisoned call is kept as a dead letter; the rest of its batch is writt
   t.equal(again.status, 201, 'written now');
   t.equal((await track(f, { identifiers: { userId: user }, event: 'Fine', messageId: bad })).status, 200, 'and then a replay');
 });
+
+t.test('a batch that failed after some of it was written emits those events from its second run', { skip: !pool && 'no direct database access' }, async (t) => {
+  // Embedded, the first call is written by the fast path (its user and org are known to the process
+  // after the warm-up) before the identify, which the fast path does not take (it unsets a trait),
+  // fails on its own; the batch then runs call by call and the first call is a replay there, whose
+  // event nothing else would land.
+  const f = await createAppFixture(s);
+  const tag = randomBytes(6).toString('hex');
+  const prefix = `poison2-${tag}-`;
+  const fn = `test_poison2_${tag}`;
+  await pool!.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.message_id LIKE '${prefix}%' THEN RAISE EXCEPTION 'poisoned by the test' USING ERRCODE = 'XX001'; END IF;
+      RETURN NEW;
+    END $$`);
+  await pool!.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+  t.teardown(async () => {
+    await pool!.query(`DROP TRIGGER IF EXISTS ${fn} ON messages`);
+    await pool!.query(`DROP FUNCTION IF EXISTS ${fn}()`);
+  });
+  const user = uid('user');
+  for (let i = 0; i < 2; i++) t.equal((await track(f, { identifiers: { userId: user }, event: 'Warm' })).status, 201);
+  const first = uid('m');
+  const b = await call(s.url, 'POST', '/v1/batch', { token: f.key, body: { data: { sourceId: f.source.id, calls: [
+    { type: 'track', identifiers: { userId: user }, event: 'Kept', messageId: first },
+    { type: 'identify', identifiers: { userId: uid('other') }, unset: ['plan'], messageId: `${prefix}1` },
+  ] } } });
+  t.equal(b.status, 200, b.text.slice(0, 300));
+  t.ok([200, 201].includes(b.body.data[0].status), `the track answered (${b.body.data[0].status}: 200 when written by the first run)`);
+  t.equal(b.body.data[1].status, 500, 'the identify is a dead letter');
+  const profile = b.body.data[0].data.profileId;
+  const evs = await poll(() => call(s.url, 'GET', `/v1/events?profileId=${profile}&event=Kept&limit=10`, { token: f.admin }), (r) => (r.body?.data?.length ?? 0) >= 1, 10_000);
+  t.same((evs.body.data as any[]).map((e) => e.messageId), [first], 'its event landed, once');
+});
