@@ -2,7 +2,7 @@
 // answered and written, and the call is kept as a dead letter (answered 500 `internal`) instead of
 // coming back from the stream forever. The failure is real: a Postgres trigger that refuses the
 // messages rows of one test's messageIds (SQLSTATE XX001), installed over a direct connection.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pg from 'pg';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,8 +18,11 @@ if (pool) t.teardown(() => pool.end());
 
 const track = (f: AppFixture, data: Record<string, unknown>) => trackCall(s, f, data);
 
-t.test('a poisoned call is kept as a dead letter; the rest of its batch is written', { skip: !pool && 'no direct database access' }, async (t) => {
-  const f = await createAppFixture(s);
+/**
+ * Installs a trigger that refuses the messages rows whose messageId starts with the returned prefix
+ * (SQLSTATE XX001); `drop` removes it (also at the test's end).
+ */
+async function poison(t: Test): Promise<{ prefix: string; drop(): Promise<void> }> {
   const tag = randomBytes(6).toString('hex');
   const prefix = `poison-${tag}-`;
   const fn = `test_poison_${tag}`;
@@ -37,6 +40,12 @@ t.test('a poisoned call is kept as a dead letter; the rest of its batch is writt
     await pool!.query(`DROP FUNCTION IF EXISTS ${fn}()`);
   };
   t.teardown(drop);
+  return { prefix, drop };
+}
+
+t.test('a poisoned call is kept as a dead letter; the rest of its batch is written', { skip: !pool && 'no direct database access' }, async (t) => {
+  const f = await createAppFixture(s);
+  const { prefix, drop } = await poison(t);
 
   const user = uid('user');
   const bad = `${prefix}1`;
@@ -78,19 +87,7 @@ t.test('a batch that failed after some of it was written emits those events from
   // fails on its own; the batch then runs call by call and the first call is a replay there, whose
   // event nothing else would land.
   const f = await createAppFixture(s);
-  const tag = randomBytes(6).toString('hex');
-  const prefix = `poison2-${tag}-`;
-  const fn = `test_poison2_${tag}`;
-  await pool!.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF NEW.message_id LIKE '${prefix}%' THEN RAISE EXCEPTION 'poisoned by the test' USING ERRCODE = 'XX001'; END IF;
-      RETURN NEW;
-    END $$`);
-  await pool!.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
-  t.teardown(async () => {
-    await pool!.query(`DROP TRIGGER IF EXISTS ${fn} ON messages`);
-    await pool!.query(`DROP FUNCTION IF EXISTS ${fn}()`);
-  });
+  const { prefix } = await poison(t);
   const user = uid('user');
   for (let i = 0; i < 2; i++) t.equal((await track(f, { identifiers: { userId: user }, event: 'Warm' })).status, 201);
   const first = uid('m');
