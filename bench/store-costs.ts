@@ -2,9 +2,10 @@
 // generator, so that a change to a statement or a table reads in microseconds per call, steadily:
 //   - embedded Postgres (PGlite, started as headwater starts it, migrated): headwater_track_fast per
 //     call for the batch scenarios' two shapes (userId among 1,000 known profiles; a new profile per
-//     call), each with no segment naming the event and with one (its history kept), and beside it the parts measured alone on rows of the same shape: parsing the rows,
-//     the messages insert, the segment-history insert, the profile and identifier inserts (each
-//     with its input's parsing taken out);
+//     call), each with no segment naming the event and with one (its history kept), and beside it
+//     the parts measured alone on rows of the same shape: parsing the rows, the messages insert,
+//     the segment-history insert, the profile and identifier inserts (each with its input's
+//     parsing taken out);
 //   - ClickHouse (chDB): the JSONEachRow insert of the events table per event, and the same rows into
 //     a Null-engine table (parsing alone).
 // The argument is built as pipeline/fast-track.ts builds it (migrations 26 and 27 describe it);

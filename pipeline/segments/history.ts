@@ -4,6 +4,8 @@
 // time is filled from the stored answers under the org's exclusive segment lock (fillHistory).
 import type { Queryable } from '../governance/types.js';
 import { retentionOf } from '../privacy/mod.js';
+import { segmentOf } from './cache.js';
+import { compile } from './predicates.js';
 
 const DAY_MS = 86_400_000;
 
@@ -100,12 +102,15 @@ export function keepsHistory(segments: { byEvent: ReadonlyMap<string, unknown> }
 /** What fillHistory needs of a client: rows (a pg client, or any store that answers rows). */
 export interface RowSource { query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }> }
 
-/** The event names the org's segments name now (as this transaction sees them). */
+/**
+ * The event names the org's segments name now (as this transaction sees them), read as the
+ * ingestion workers' cache reads them (`compile`'s `eventNames`), so both agree on what is named.
+ */
 export async function watchedNames(c: Queryable, orgId: string): Promise<Set<string>> {
-  const r = await c.query<{ name: string }>(
-    `SELECT DISTINCT p->>'name' AS name FROM segments s, jsonb_array_elements(s.definition->'predicates') p
-     WHERE s.org_id = $1 AND p->>'kind' = 'event'`, [orgId]);
-  return new Set(r.rows.map((x) => x.name));
+  const r = await c.query('SELECT * FROM segments WHERE org_id = $1', [orgId]);
+  const names = new Set<string>();
+  for (const row of r.rows) for (const n of compile(segmentOf(row)).eventNames) names.add(n);
+  return names;
 }
 
 /**
