@@ -23,7 +23,7 @@ import { lanesOf } from './lanes.js';
 import { jsonLiteral } from './store/postgres.js';
 import type { SnapshotCache } from './governance/mod.js';
 import { applyTo, changes, planOf, setsTraits, type Apply } from './plans.js';
-import { keepsHistory, recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
+import { keepsHistory, planRead, recompute, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
 import type { EventRecord, IdentifyBody, IngestCall, TrackBody } from './types.js';
 
 /** Nothing taken: every call goes to the next tier. */
@@ -190,7 +190,8 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const identifies = identifyArgs(calls, fast.filter((i) => !isTrack(i)), plans, profileOf);
   // With no segment to decide, the statement is the transaction; otherwise the decisions
   // (segments/recompute.ts) follow in the same transaction, for the new events only.
-  const decide = touchesSegments(ctx.segments, fast.map(touchOf));
+  const planned = fast.map(touchOf);
+  const decide = touchesSegments(ctx.segments, planned);
   const segKeys = ctx.serial ? [] : versionArgs(usedOrgs.map((o) => o.id))[1];
   const arg = { lock: !ctx.serial, orgs: usedOrgs, segKeys, sources, rows, watch: [...watch], ...born.args(), ...identifies.args };
   let answer: FastAnswer;
@@ -199,27 +200,41 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
   const prior = new Map<string, unknown>();
   /** New-profile lanes the statement left to the general path. */
   let deferred = new Set<number>();
+  // Serialized before the connection is taken: embedded Postgres has one connection, which would
+  // idle while this thread wrote ~1 KB of JSON per call.
+  // With a segment to decide, BEGIN and the decisions' first read travel with the statement (one
+  // round trip; the read sees its writes), so the argument goes as a literal, and the COMMIT goes
+  // with the transitions' writes (recompute's `commit`): two round trips where there were four.
+  // Otherwise the statement is its own transaction (no BEGIN or COMMIT) and the argument a bound
+  // parameter (escaping it into the SQL text was ~6 % of the embedded main thread).
+  const nowMs = Date.now();
+  const read = decide ? planRead(ctx.segments, planned, nowMs) : undefined;
+  const text = decide
+    ? `BEGIN; SELECT headwater_track_fast(${jsonLiteral(arg)}) AS r${read ? `;\n${read.sql}` : ''}`
+    : JSON.stringify(arg);
   const c = await ctx.pool.connect();
   try {
     try {
+      let first: unknown;
       if (decide) {
-        // BEGIN travels with the statement (one round trip), so the argument goes as a literal.
-        const res = await c.query(`BEGIN; SELECT headwater_track_fast(${jsonLiteral(arg)}) AS r`) as unknown as pg.QueryResult[];
+        const res = await c.query(text) as unknown as pg.QueryResult[];
         answer = res[1]!.rows[0]!.r;
+        first = res[2]?.rows[0];
       } else {
-        // One statement is its own transaction: no BEGIN or COMMIT, and the argument is a bound
-        // parameter (escaping it into the SQL text was ~6 % of the embedded main thread).
-        answer = (await c.query<{ r: FastAnswer }>('SELECT headwater_track_fast($1::jsonb) AS r', [JSON.stringify(arg)])).rows[0]!.r;
+        answer = (await c.query<{ r: FastAnswer }>('SELECT headwater_track_fast($1::jsonb) AS r', [text])).rows[0]!.r;
       }
       for (const [o, a, m, result] of answer.replays ?? []) prior.set(storedKey(o, a, m), result);
       deferred = new Set(answer.deferred ?? []);
       if (decide) {
-        if (!answer.stale) {
-          const touches = fast.filter((i) => !prior.has(messageKey(calls[i]!)) && !born.deferred(i, deferred)).map(touchOf);
+        if (answer.stale) await c.query('ROLLBACK');
+        else {
+          const decided = fast.filter((i) => !prior.has(messageKey(calls[i]!)) && !born.deferred(i, deferred));
+          // The first read was planned for every call: it holds when none was left out (replayed or deferred).
+          const state = read && first !== undefined && decided.length === fast.length ? read.take(first) : undefined;
           // The statement checked the segment versions: the cached definitions are current.
-          system = await recompute(c, ctx.segments, touches, { locked: true });
+          system = await recompute(c, ctx.segments, decided.length === fast.length ? planned : decided.map(touchOf),
+            { locked: true, nowMs, read: state, commit: true });
         }
-        await c.query(answer.stale ? 'ROLLBACK' : 'COMMIT');
       }
     } catch (e) {
       await c.query('ROLLBACK').catch(() => {});

@@ -137,6 +137,54 @@ t.test('segments are decided on known profiles: counts across calls, one entry, 
   t.equal((await entered()).body.data.length, 1, 'one entry event');
 });
 
+t.test('a transition that cascades on known profiles: every round decided in the same write', async (t) => {
+  const f = await createAppFixture(s);
+  const buyer = (await admin(f, 'POST', '/v1/segments', { name: 'buyer', definition: { predicates: [{ kind: 'event', name: 'Bought', op: 'performed' }] } })).body.data;
+  const ever = (await admin(f, 'POST', '/v1/segments', { name: 'ever entered', definition: { predicates: [{ kind: 'event', name: 'system.segment_entered', op: 'performed' }] } })).body.data;
+  const user = uid('user');
+  const profile = await known(t, f, { userId: user });
+  const members = async (id: string) => ((await admin(f, 'GET', `/v1/segments/${id}/members`)).body.data as any[]).map((x) => x.profileId);
+  t.same(await members(ever.id), [], 'not yet');
+  t.equal((await track(f, { identifiers: { userId: user }, event: 'Bought' })).status, 201);
+  t.same(await members(buyer.id), [profile], 'entered buyer');
+  t.same(await members(ever.id), [profile], 'and, from that entry, "ever entered", before the answer');
+});
+
+/** Rows of one SQL text on the server's store (embedded: its socket), as another client would read them. */
+async function storeRows(text: string): Promise<any[]> {
+  const c = new pg.Client(s.databaseUrl ? { connectionString: s.databaseUrl } : { host: `${s.dataDir}/run`, port: 5432, user: 'postgres', database: 'postgres' });
+  await c.connect();
+  try { return (await c.query(text)).rows; } finally { await c.end(); }
+}
+
+t.test('a transition whose writes do not all apply commits nothing of its batch, which is decided again', { skip: !s.dataDir && !s.databaseUrl && 'needs the store' }, async (t) => {
+  const f = await createAppFixture(s);
+  const buyer = (await admin(f, 'POST', '/v1/segments', { name: 'buyer', definition: { predicates: [{ kind: 'event', name: 'Bought', op: 'performed' }] } })).body.data;
+  const user = uid('user');
+  const profile = await known(t, f, { userId: user });
+  // The first membership row written for this profile is dropped by a trigger, once (a sequence is
+  // not rolled back). The fast path's transition sends its COMMIT in the same round trip as its
+  // writes: its check must fail the transaction before that COMMIT runs.
+  const tag = `skip_${uid('x').replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+  await storeSql(`CREATE SEQUENCE ${tag}_seq;
+    CREATE FUNCTION ${tag}_fn() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF NEW.profile_id = '${profile}' AND nextval('${tag}_seq') = 1 THEN RETURN NULL; END IF; RETURN NEW; END $$;
+    CREATE TRIGGER ${tag}_tr BEFORE INSERT ON segment_members FOR EACH ROW EXECUTE FUNCTION ${tag}_fn()`);
+  t.teardown(() => storeSql(`DROP TRIGGER ${tag}_tr ON segment_members; DROP FUNCTION ${tag}_fn(); DROP SEQUENCE ${tag}_seq`));
+  const r = await track(f, { identifiers: { userId: user }, event: 'Bought' });
+  t.equal(r.status, 201, 'answered as a stored event, not as a replay of a half-committed one');
+  t.ok(Number((await storeRows(`SELECT last_value FROM ${tag}_seq`))[0].last_value) >= 2, 'the first attempt was refused and the call decided again');
+  t.same(((await admin(f, 'GET', `/v1/segments/${buyer.id}/members`)).body.data as any[]).map((x) => x.profileId), [profile], 'a member');
+  const entered = () => admin(f, 'GET', `/v1/events?profileId=${profile}&event=system.segment_entered&limit=100`);
+  await poll(entered, (x) => (x.body?.data?.length ?? 0) >= 1, 10_000);
+  const bought = () => admin(f, 'GET', `/v1/events?profileId=${profile}&event=Bought&limit=100`);
+  await poll(bought, (x) => (x.body?.data?.length ?? 0) >= 1, 10_000);
+  t.ok(await until(async () => await metric(s, 'headwater_backlog', { kind: 'outbox' }) === 0, 10_000, 50), 'the system-event outbox is empty');
+  t.ok(await markerLanded(s, await createAppFixture(s)), 'a later event landed');
+  t.equal((await entered()).body.data.length, 1, 'one entry event');
+  t.equal((await bought()).body.data.length, 1, 'the event stored once');
+});
+
 t.test('tracks racing a merge: every event lands on the survivor, once', async (t) => {
   // Against a Postgres server the fast path runs beside the merge (other worker threads): the
   // merge must see, and move, the history a concurrent fast write adds to the profile it folds.

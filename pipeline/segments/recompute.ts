@@ -6,12 +6,13 @@
 //
 // Round trips matter more than anything here (embedded Postgres is one serialized session): the
 // shared segment locks, the versions, the profiles' traits and memberships and every event count
-// the decisions may need are one statement; transitions add two.
+// the decisions may need are one statement (which a caller may send with its writes: `planRead`);
+// the transitions' writes are another, which may carry the COMMIT (`commit`).
 import type pg from 'pg';
 import type { EventRecord } from '../types.js';
 import { versionArgs, type SegmentCache } from './cache.js';
 import { inlineParams } from '../store/postgres.js';
-import { countParams, countsSql } from './history.js';
+import { countParams, countsSql, ENTERED, EXITED } from './history.js';
 import { memberKey, planCounts, resolve, traitPhases, transition, type CountPlan, type Job } from './membership.js';
 import { applies } from './predicates.js';
 import type { Compiled } from './types.js';
@@ -40,6 +41,16 @@ export interface RecomputeOptions {
   locked?: boolean;
   /** A statement to run first, in the same round trip as the first read (see below). */
   first?: string;
+  /**
+   * The state of exactly these touches, read already in this transaction after its writes (`planRead`,
+   * run in the writes' round trip): the first read is skipped.
+   */
+  read?: State;
+  /**
+   * End the transaction with COMMIT: with the last transition's writes when no segment of the touched
+   * orgs names a transition's system event (nothing can cascade), else alone. Not with `first`.
+   */
+  commit?: boolean;
 }
 
 /**
@@ -49,12 +60,16 @@ export interface RecomputeOptions {
  * (bulk.ts: its writes, whose effects the decisions must see).
  */
 export async function recompute(client: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: RecomputeOptions = {}): Promise<EventRecord[]> {
+  if (o.commit && o.first !== undefined) throw new Error('recompute: commit with a first statement');
   const c = withFirst(client, o.first);
+  let out: { events: EventRecord[]; committed: boolean };
   try {
-    return await decideAll(c, cache, touches, { nowMs: o.nowMs ?? Date.now(), locked: o.locked ?? false });
+    out = await decideAll(c, cache, touches, { nowMs: o.nowMs ?? Date.now(), locked: o.locked ?? false, read: o.read, commit: o.commit ?? false });
   } finally {
     await c.flush();
   }
+  if (o.commit && !out.committed) await client.query('COMMIT');
+  return out.events;
 }
 
 /**
@@ -75,16 +90,20 @@ function withFirst(c: pg.PoolClient, first: string | undefined): pg.PoolClient &
   return proxy;
 }
 
-async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: { nowMs: number; locked: boolean }): Promise<EventRecord[]> {
+async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[], o: { nowMs: number; locked: boolean; read?: State; commit: boolean }): Promise<{ events: EventRecord[]; committed: boolean }> {
   const { nowMs, locked } = o;
-  if (touches.length === 0) return [];
+  if (touches.length === 0) return { events: [], committed: false };
   const out: EventRecord[] = [];
   let round = merged(touches);
-  let st = await readState(c, cache, round, { lockOrgs: locked ? [] : [...new Set(touches.map((t) => t.orgId))], nowMs });
+  let st = o.read ?? await readState(c, cache, round, { lockOrgs: locked ? [] : [...new Set(touches.map((t) => t.orgId))], nowMs });
   for (let r = 0; st.jobs.length > 0; r++) {
     const desired = resolve(st.jobs, traitPhases(st.jobs), st.plan, st.counts);
-    const events = await transition(c, st.jobs, desired, { nowMs, known: st.members });
+    // The last round when nothing can follow it: the COMMIT may travel with its writes.
+    const last = r + 1 >= CASCADE_ROUNDS || !cascades(cache, st.jobs);
+    const commit = o.commit && last;
+    const events = await transition(c, st.jobs, desired, { nowMs, known: st.members, commit });
     out.push(...events);
+    if (commit && events.length > 0) return { events: out, committed: true };
     if (events.length === 0 || r + 1 >= CASCADE_ROUNDS) break;
     // The next round: the system events just stored, as tracked events of their profiles.
     const next = new Map<string, Touch>();
@@ -96,7 +115,16 @@ async function decideAll(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
     round = [...next.values()];
     st = await readState(c, cache, round, { lockOrgs: [], nowMs });
   }
-  return out;
+  return { events: out, committed: false };
+}
+
+/** Whether a transition of these jobs could make another round: a segment of their orgs names a system event of transitions. */
+function cascades(cache: SegmentCache, jobs: Job[]): boolean {
+  for (const j of jobs) {
+    const by = cache.peek(j.facts.orgId)?.byEvent;
+    if (by && (by.has(ENTERED) || by.has(EXITED))) return true;
+  }
+  return false;
 }
 
 /** Whether any segment must be decided for these touches (with the cached definitions). */
@@ -126,7 +154,8 @@ export async function refreshSegments(c: pg.PoolClient, cache: SegmentCache, ver
   return stale.length > 0;
 }
 
-interface State { jobs: Job[]; plan: CountPlan; counts: number[]; members: Set<string> }
+/** What the decisions of one round read: the jobs, their counts' plan and counts, the memberships held. */
+export interface State { jobs: Job[]; plan: CountPlan; counts: number[]; members: Set<string> }
 
 function jobsOf(cache: SegmentCache, touches: Touch[]): Job[] {
   const jobs: Job[] = [];
@@ -159,36 +188,63 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
   for (let attempt = 0; ; attempt++) {
     const lock = attempt === 0 && lockOrgs.length > 0;
     if (!lock && jobs.length === 0) return { jobs, plan: { specs: [], at: [] }, counts: [], members: new Set() };
-    const plan = planCounts(jobs, () => true);
-    const ids = jobs.map((j) => j.facts.id);
-    const at = lock ? 2 : 0; // parameters before the profile ids
-    const cq = countParams(plan.specs, nowMs);
-    const args: unknown[] = [...(lock ? versionArgs(lockOrgs) : []), ids, ...cq.args];
-    const r = await c.query<{ versions?: Array<[string, number | string]> | null; profiles: Array<[string, Record<string, unknown>, string[]]> | null; counts: number[][] }>(
-      `SELECT ${lock ? '(SELECT json_agg(json_build_array(org, ver)) FROM headwater_segment_versions($1::text[], $2::bigint[])) AS versions,' : ''}
-         (SELECT json_agg(json_build_array(p.id, p.traits, ARRAY(SELECT m.segment_id FROM segment_members m WHERE m.profile_id = p.id)))
-          FROM profiles p WHERE p.id = ANY($${at + 1}::text[])) AS profiles,
-         ARRAY(${countsSql(at + 1)}) AS counts`, args);
-    const row = r.rows[0]!;
+    const q = stateQuery(jobs, nowMs, lock ? lockOrgs : []);
+    const row = (await c.query<StateRow>(q.sql, q.args)).rows[0]!;
     if (lock) {
       if (await refreshSegments(c, cache, row.versions ?? [])) {
         jobs = jobsOf(cache, touches);
         continue; // the locks are held now: read the state for the current definitions
       }
     }
+    const st = q.take(row);
+    if (st) return st;
+    jobs = jobs.filter((j) => (row.profiles ?? []).some(([id]) => id === j.facts.id)); // plans index jobs: plan again
+  }
+}
+
+interface StateRow { versions?: Array<[string, number | string]> | null; profiles: Array<[string, Record<string, unknown>, string[]]> | null; counts: number[][] }
+
+/**
+ * The statement reading the state of `jobs` (with `lockOrgs`, first their shared segment locks and
+ * versions), and what its row gives: the state, or undefined when a job's profile was not found.
+ */
+function stateQuery(jobs: Job[], nowMs: number, lockOrgs: string[]): { sql: string; args: unknown[]; take(row: StateRow): State | undefined } {
+  const lock = lockOrgs.length > 0;
+  const plan = planCounts(jobs, () => true);
+  const ids = jobs.map((j) => j.facts.id);
+  const at = lock ? 2 : 0; // parameters before the profile ids
+  const cq = countParams(plan.specs, nowMs);
+  const args: unknown[] = [...(lock ? versionArgs(lockOrgs) : []), ids, ...cq.args];
+  const sql = `SELECT ${lock ? '(SELECT json_agg(json_build_array(org, ver)) FROM headwater_segment_versions($1::text[], $2::bigint[])) AS versions,' : ''}
+         (SELECT json_agg(json_build_array(p.id, p.traits, ARRAY(SELECT m.segment_id FROM segment_members m WHERE m.profile_id = p.id)))
+          FROM profiles p WHERE p.id = ANY($${at + 1}::text[])) AS profiles,
+         ARRAY(${countsSql(at + 1)}) AS counts`;
+  const take = (row: StateRow): State | undefined => {
     const byId = new Map((row.profiles ?? []).map(([id, traits, segs]) => [id, { traits, segs }]));
     const members = new Set<string>();
-    const kept: Job[] = [];
     for (const j of jobs) {
       const p = byId.get(j.facts.id);
-      if (!p) continue;
+      if (!p) return undefined;
       j.facts.traits = p.traits;
-      for (const s of p.segs) members.add(memberKey(s, j.facts.id));
-      kept.push(j);
+      for (const sid of p.segs) members.add(memberKey(sid, j.facts.id));
     }
-    if (kept.length !== jobs.length) { jobs = kept; continue; } // plans index jobs: plan again
     return { jobs, plan, counts: cq.read(row.counts), members };
-  }
+  };
+  return { sql, args, take };
+}
+
+/**
+ * The first read of `recompute` for `touches` as a statement to send with the writes that precede
+ * it (one round trip fewer; the parameters inlined, for the simple-query protocol), and the state
+ * its row gives to pass as `recompute`'s `read` when the touches decided are these. Undefined when
+ * no segment is to be decided. The caller must hold the orgs' shared segment locks and `cache` the
+ * definitions at the versions it holds (the fast path's statement checks both).
+ */
+export function planRead(cache: SegmentCache, touches: Touch[], nowMs: number): { sql: string; take(row: unknown): State | undefined } | undefined {
+  const jobs = jobsOf(cache, merged(touches));
+  if (jobs.length === 0) return undefined;
+  const q = stateQuery(jobs, nowMs, []);
+  return { sql: inlineParams(q.sql, q.args), take: (row) => q.take(row as StateRow) };
 }
 
 /** One touch per profile: a profile written by several calls of a chunk is decided once. */
