@@ -230,10 +230,10 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
         else {
           const decided = fast.filter((i) => !prior.has(messageKey(calls[i]!)) && !born.deferred(i, deferred));
           // The first read was planned for every call: it holds when none was left out (replayed or deferred).
-          const state = read && first !== undefined && decided.length === fast.length ? read.take(first) : undefined;
+          const whole = decided.length === fast.length;
+          const state = whole && read && first !== undefined ? read.take(first) : undefined;
           // The statement checked the segment versions: the cached definitions are current.
-          system = await recompute(c, ctx.segments, decided.length === fast.length ? planned : decided.map(touchOf),
-            { locked: true, nowMs, read: state, commit: true });
+          system = await recompute(c, ctx.segments, whole ? planned : decided.map(touchOf), { locked: true, nowMs, read: state, commit: true });
         }
       }
     } catch (e) {

@@ -63,8 +63,7 @@ export async function decide(c: Queryable, jobs: Job[], nowMs: number): Promise<
  * Writes the difference between the stored memberships and `desired`, with one system event per
  * transition: stored in the profile's history and in the outbox in this transaction; the caller
  * publishes the returned events after commit and then clears them from the outbox. With `commit`,
- * the COMMIT travels with the writes (one round trip) when there is something to write, and the
- * check that every change applied runs in SQL, so that a failed check aborts before the COMMIT.
+ * the COMMIT travels with the writes (one round trip) when there is something to write.
  */
 export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean[][], o: { nowMs: number; known?: Set<string>; commit?: boolean }): Promise<EventRecord[]> {
   const { nowMs, known } = o;
@@ -100,7 +99,9 @@ export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean
   for (const [job, seg] of enter) emit(job, seg, ENTERED);
   for (const [job, seg] of exit) emit(job, seg, EXITED);
   // One statement: memberships, the events' history rows and their outbox rows. The caller holds the
-  // profiles' rows, so the memberships read in this transaction are current and every change applies.
+  // profiles' rows, so the memberships read in this transaction are current and every change applies;
+  // one that did not (a writer that did not hold the profile) fails the statement as a serialization
+  // failure (the caller runs again), in SQL, so that a COMMIT sent behind it never runs.
   const sql = `WITH ins AS (INSERT INTO segment_members (segment_id, org_id, profile_id, entered_at)
                   SELECT s, o, p, $4::timestamptz FROM unnest($1::text[], $2::text[], $3::text[]) AS t(s, o, p)
                   ON CONFLICT DO NOTHING RETURNING 1),
@@ -109,20 +110,13 @@ export async function transition(c: pg.PoolClient, jobs: Job[], desired: boolean
           h AS (INSERT INTO event_history (profile_id, name, ts) SELECT * FROM unnest($7::text[], $8::text[], $9::timestamptz[])),
           o AS (INSERT INTO event_outbox (id, payload) SELECT * FROM unnest($10::text[], $11::text[])),
           n AS (SELECT (SELECT count(*) FROM ins)::int AS entered, (SELECT count(*) FROM del)::int AS exited)
-     SELECT entered, exited${o.commit ? `,
-            CASE WHEN entered <> $12 OR exited <> $13 THEN headwater_retry('segment memberships changed concurrently') END AS failed` : ''}
+     SELECT CASE WHEN entered <> $12::int OR exited <> $13::int THEN headwater_retry('segment memberships changed concurrently') END
      FROM n`;
   const params = [enter.map(([, s]) => s.seg.id), enter.map(([j]) => j.facts.orgId), enter.map(([j]) => j.facts.id), now,
     exit.map(([, s]) => s.seg.id), exit.map(([j]) => j.facts.id),
     events.map((e) => e.profileId), events.map((e) => e.event), events.map((e) => e.timestamp),
     events.map((e) => e.id), events.map((e) => JSON.stringify(e)), enter.length, exit.length];
-  const r = o.commit
-    ? ((await c.query(`${inlineParams(sql, params)};\nCOMMIT`)) as unknown as Array<pg.QueryResult<{ entered: number; exited: number }>>)[0]!
-    : await c.query<{ entered: number; exited: number }>(sql, params.slice(0, 11));
-  const got = r.rows[0]!;
-  if (got.entered !== enter.length || got.exited !== exit.length) {
-    // Someone changed these memberships without holding the profile: roll back and run again.
-    throw Object.assign(new Error('segment memberships changed concurrently'), { code: '40001' });
-  }
+  if (o.commit) await c.query(`${inlineParams(sql, params)};\nCOMMIT`);
+  else await c.query(sql, params);
   return events;
 }

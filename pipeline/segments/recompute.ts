@@ -196,9 +196,9 @@ async function readState(c: pg.PoolClient, cache: SegmentCache, touches: Touch[]
         continue; // the locks are held now: read the state for the current definitions
       }
     }
-    const st = q.take(row);
-    if (st) return st;
-    jobs = jobs.filter((j) => (row.profiles ?? []).some(([id]) => id === j.facts.id)); // plans index jobs: plan again
+    const got = q.take(row);
+    if (!Array.isArray(got)) return got;
+    jobs = got; // plans index jobs: plan again for those whose profile was found
   }
 }
 
@@ -206,9 +206,10 @@ interface StateRow { versions?: Array<[string, number | string]> | null; profile
 
 /**
  * The statement reading the state of `jobs` (with `lockOrgs`, first their shared segment locks and
- * versions), and what its row gives: the state, or undefined when a job's profile was not found.
+ * versions), and what its row gives: the state, or, when a job's profile was not found, the jobs
+ * whose profiles were (the plan indexes jobs, so it is made again for them).
  */
-function stateQuery(jobs: Job[], nowMs: number, lockOrgs: string[]): { sql: string; args: unknown[]; take(row: StateRow): State | undefined } {
+function stateQuery(jobs: Job[], nowMs: number, lockOrgs: string[]): { sql: string; args: unknown[]; take(row: StateRow): State | Job[] } {
   const lock = lockOrgs.length > 0;
   const plan = planCounts(jobs, () => true);
   const ids = jobs.map((j) => j.facts.id);
@@ -219,16 +220,18 @@ function stateQuery(jobs: Job[], nowMs: number, lockOrgs: string[]): { sql: stri
          (SELECT json_agg(json_build_array(p.id, p.traits, ARRAY(SELECT m.segment_id FROM segment_members m WHERE m.profile_id = p.id)))
           FROM profiles p WHERE p.id = ANY($${at + 1}::text[])) AS profiles,
          ARRAY(${countsSql(at + 1)}) AS counts`;
-  const take = (row: StateRow): State | undefined => {
+  const take = (row: StateRow): State | Job[] => {
     const byId = new Map((row.profiles ?? []).map(([id, traits, segs]) => [id, { traits, segs }]));
     const members = new Set<string>();
+    const kept: Job[] = [];
     for (const j of jobs) {
       const p = byId.get(j.facts.id);
-      if (!p) return undefined;
+      if (!p) continue;
       j.facts.traits = p.traits;
       for (const sid of p.segs) members.add(memberKey(sid, j.facts.id));
+      kept.push(j);
     }
-    return { jobs, plan, counts: cq.read(row.counts), members };
+    return kept.length === jobs.length ? { jobs, plan, counts: cq.read(row.counts), members } : kept;
   };
   return { sql, args, take };
 }
@@ -244,7 +247,7 @@ export function planRead(cache: SegmentCache, touches: Touch[], nowMs: number): 
   const jobs = jobsOf(cache, merged(touches));
   if (jobs.length === 0) return undefined;
   const q = stateQuery(jobs, nowMs, []);
-  return { sql: inlineParams(q.sql, q.args), take: (row) => q.take(row as StateRow) };
+  return { sql: inlineParams(q.sql, q.args), take: (row) => { const got = q.take(row as StateRow); return Array.isArray(got) ? undefined : got; } };
 }
 
 /** One touch per profile: a profile written by several calls of a chunk is decided once. */
