@@ -40,9 +40,10 @@ export interface EngineOptions {
   log: Logger;
   /**
    * Run batches on this thread with this pool instead of Piscina threads. For embedded PGlite: it
-   * is a single Postgres session, and its socket multiplexer interleaves the extended-protocol
-   * messages of concurrent connections ("unnamed prepared statement does not exist"), so the whole
-   * process must use one connection.
+   * is a single Postgres session, reached only through this thread's channel to its host, which
+   * keeps the pool's connections apart (pglite-host.ts); its socket multiplexer interleaves the
+   * extended-protocol messages of concurrent connections ("unnamed prepared statement does not
+   * exist"), so threads of their own could not share it safely.
    */
   inline?: pg.Pool;
   /**
@@ -155,10 +156,10 @@ export function startEngine(o: EngineOptions): Engine {
     o.observe?.batch((performance.now() - t0) / 1000, calls.length);
     return out;
   };
-  // One batch in flight per Piscina thread. Inline, two: the single connection serializes their
-  // transactions (each holds it), while one batch's JavaScript (planning, answers, the hand-over)
-  // runs during the other's statements; with one, the main thread and PGlite's thread each idled
-  // about half the time, waiting for the other.
+  // One batch in flight per Piscina thread. Inline, two: PGlite's one session serializes their
+  // transactions, while one batch's JavaScript (planning, answers, the hand-over) runs during the
+  // other's statements; with one, the main thread and PGlite's thread each idled about half the
+  // time, waiting for the other.
   const consumer = o.ingest.consume(async (calls: IngestCall[], info) => {
     if (landing) {
       const batch = await landing.begin();

@@ -48,6 +48,7 @@ export class PgliteChannel {
 class WireStream extends Duplex {
   private out: Buffer[] = [];
   private scheduled = false;
+  private told = false;
 
   constructor(
     private readonly id: number,
@@ -91,12 +92,16 @@ class WireStream extends Duplex {
   override _final(cb: (err?: Error | null) => void): void {
     this.flush();
     this.post({ type: 'wire-close', conn: this.id }, []);
+    this.told = true;
     this.forget();
     this.push(null);
     cb();
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    // The host rolls back what this connection left open on the shared session (pglite-host.ts).
+    if (!this.told) this.post({ type: 'wire-close', conn: this.id }, []);
+    this.told = true;
     this.forget();
     cb(err);
   }

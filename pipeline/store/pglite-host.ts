@@ -13,34 +13,104 @@ const db = await startPglite(dataDir, cacheMb);
 const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 32 });
 await server.start();
 
-// Wire requests in arrival order, one at a time; bytes of a message split across requests wait
-// for the rest.
+// PGlite is one session, shared by the service's connections. A connection may run its
+// requests whenever no other connection has a transaction open on the session: the session is
+// owned from a connection's first message until an answer ends with ReadyForQuery "idle", so an
+// explicit transaction (or an extended-protocol exchange not yet synced) never sees another
+// connection's statement inside it, while autocommit statements of several connections queue here
+// back to back (the next one is already waiting when the last one ends: the session does not idle
+// for the round trip to the main thread). Requests of one connection run in order; the owner's go
+// first. Bytes of a message split across requests wait for the rest.
 const partial = new Map<number, Buffer>();
 type Request = Extract<WireMessage, { type: 'wire' | 'wire-close' }>;
 const queue: Request[] = [];
 let running = false;
+/** The connection whose transaction is open on the session, if any. */
+let owner: number | undefined;
+
+/** The next request that may run: the oldest, or the owner's oldest while a transaction is open. */
+function next(): Request | undefined {
+  const i = owner === undefined ? 0 : queue.findIndex((m) => m.conn === owner);
+  return i < 0 || i >= queue.length ? undefined : queue.splice(i, 1)[0];
+}
 
 async function drain(): Promise<void> {
   if (running) return;
   running = true;
   try {
-    for (let m = queue.shift(); m !== undefined; m = queue.shift()) {
-      if (m.type === 'wire-close') { partial.delete(m.conn); continue; }
+    for (let m = next(); m !== undefined; m = next()) {
+      if (m.type === 'wire-close') { await closed(m.conn); continue; }
       let out: Uint8Array;
       try {
         out = await execute(m.conn, m.data);
       } catch (err) {
         // PGlite itself failed (not a query error, which is an ErrorResponse): the connection is lost.
-        partial.delete(m.conn);
+        await closed(m.conn);
         parentPort!.postMessage({ type: 'wire-error', conn: m.conn, message: String((err as Error)?.message ?? err) });
         continue;
       }
+      // An empty answer (a Terminate, or only part of a message so far) leaves the session as it was.
+      if (out.length > 0) owner = sessionIdle(out) ? undefined : m.conn;
       // Nothing to answer (a Terminate): pg expects no reply.
       if (out.length > 0) parentPort!.postMessage({ type: 'wire', conn: m.conn, data: out }, [out.buffer as ArrayBuffer]);
     }
   } finally {
     running = false;
   }
+}
+
+/** A connection went away: what it left open on the session is rolled back. */
+async function closed(conn: number): Promise<void> {
+  partial.delete(conn);
+  if (owner !== conn) return;
+  owner = undefined;
+  // exec takes the session's lock itself (runExclusive around it would wait for itself).
+  await db.exec('ROLLBACK').catch(() => {});
+}
+
+/**
+ * Whether the session is free after an answer: true when its last ReadyForQuery says idle, false
+ * when it says a transaction is open or failed, or when the answer has none (an exchange not yet
+ * synced). Message headers only: type byte, then a length that counts itself.
+ */
+function sessionIdle(out: Uint8Array): boolean {
+  let idle = false;
+  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  for (let at = 0; at + 5 <= out.length; at += 1 + Math.max(4, v.getInt32(at + 1))) {
+    if (out[at] === 0x5a /* Z */ && at + 5 < out.length) idle = out[at + 5] === 0x49; /* I */
+  }
+  return idle;
+}
+
+/**
+ * `m` with its statement and portal names made the connection's own, or undefined when it names
+ * none (the service's queries are unnamed): the session is shared, so two connections preparing
+ * "next_due" would otherwise collide. Parse and Execute start with a name, Bind with a portal and a
+ * statement, Describe and Close with a kind byte and then a name.
+ */
+function scoped(conn: number, m: Buffer): Buffer | undefined {
+  let at: number;
+  let fields: number;
+  switch (m[0]) {
+    case 0x50: case 0x45: at = 5; fields = 1; break; // P, E
+    case 0x42: at = 5; fields = 2; break; // B
+    case 0x44: case 0x43: at = 6; fields = 1; break; // D, C
+    default: return undefined;
+  }
+  const parts: Buffer[] = [m.subarray(0, at)];
+  let named = false;
+  for (let i = 0; i < fields; i++) {
+    const end = m.indexOf(0, at);
+    if (end < 0) return undefined; // malformed: PGlite answers it as it is
+    if (end > at) { named = true; parts.push(Buffer.from(`c${conn}.`)); }
+    parts.push(m.subarray(at, end + 1));
+    at = end + 1;
+  }
+  if (!named) return undefined;
+  parts.push(m.subarray(at));
+  const out = Buffer.concat(parts);
+  out.writeInt32BE(out.length - 1, 1);
+  return out;
 }
 
 /** Runs the complete messages of `data` (after what was left of the connection's last request). */
@@ -63,13 +133,18 @@ async function execute(conn: number, data: Uint8Array): Promise<Uint8Array> {
       continue;
     }
     let end = at;
+    // Rewritten messages, once one names a statement or portal (their parts, in order).
+    let parts: Buffer[] | undefined;
     while (buf.length - end >= 5 && buf[end] !== 0) {
       const len = 1 + buf.readInt32BE(end + 1);
       if (buf.length - end < len) break;
+      const named = scoped(conn, buf.subarray(end, end + len));
+      if (named) (parts ??= [buf.subarray(at, end)]).push(named);
+      else parts?.push(buf.subarray(end, end + len));
       end += len;
     }
     if (end === at) break;
-    await run(buf.subarray(at, end));
+    await run(parts ? Buffer.concat(parts) : buf.subarray(at, end));
     at = end;
   }
   if (at < buf.length) partial.set(conn, Buffer.from(buf.subarray(at)));

@@ -65,11 +65,13 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`pglite host exited with ${code}`)));
   });
-  // PGlite is one session: its socket server interleaves the extended-protocol messages of
-  // concurrent connections, so the process keeps exactly one connection and queues on it.
+  // PGlite is one session. The host runs a connection's requests only while no other connection
+  // has a transaction open on it (pglite-host.ts), so connections behave as separate sessions that
+  // never run at once; with two, one connection's next statement waits at the host while the
+  // other's runs. (Its socket server interleaves concurrent connections' messages: not used here.)
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
   const channel = new PgliteChannel(worker);
-  const pool = createPool(connection, 1, opts.log, channel.stream);
+  const pool = createPool(connection, EMBEDDED_CONNECTIONS, opts.log, channel.stream);
   const vacuum = startVacuum({ pool, log: opts.log });
   return {
     pool,
@@ -94,6 +96,9 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
     },
   };
 }
+
+/** Connections to embedded Postgres: one statement running, one waiting at the host. */
+const EMBEDDED_CONNECTIONS = 2;
 
 /** Signed 64-bit advisory lock key of a text (Postgres advisory locks take a bigint). */
 export const advisoryKey = (text: string) => createHash('sha1').update(text).digest().readBigInt64BE(0).toString();
