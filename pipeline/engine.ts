@@ -40,10 +40,9 @@ export interface EngineOptions {
   log: Logger;
   /**
    * Run batches on this thread with this pool instead of Piscina threads. For embedded PGlite: it
-   * is a single Postgres session, reached only through this thread's channel to its host, which
-   * keeps the pool's connections apart (pglite-host.ts); its socket multiplexer interleaves the
-   * extended-protocol messages of concurrent connections ("unnamed prepared statement does not
-   * exist"), so threads of their own could not share it safely.
+   * is a single Postgres session behind its host thread, which runs one connection's transaction at
+   * a time (pglite-host.ts), so threads with connections of their own would only queue there, and
+   * every batch would pay the structured clone to and from its thread.
    */
   inline?: pg.Pool;
   /**

@@ -1,19 +1,18 @@
 // Worker-thread host for embedded Postgres: PGlite speaking the Postgres wire protocol, so the
 // service talks to it with `pg` exactly as it talks to a PostgreSQL server (one code path), and
 // PGlite's CPU work runs off the main thread. The service's own pool reaches it over this thread's
-// message port (pglite-channel.ts); the socket serves other clients.
+// message port (pglite-channel.ts); a Unix socket in the data directory serves other clients (an
+// operator's psql, tests). Both kinds of connection go through one queue here.
+import { createServer, type Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { WireMessage } from './pglite-channel.js';
 import { startPglite } from './pglite-start.js';
 
 const { dataDir, socketPath, cacheMb } = workerData as { dataDir: string; socketPath: string; cacheMb?: number };
 
 const db = await startPglite(dataDir, cacheMb);
-const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 32 });
-await server.start();
 
-// PGlite is one session, shared by the service's connections. A connection may run its
+// PGlite is one session, shared by the service's connections and the socket's clients. A connection may run its
 // requests whenever no other connection has a transaction open on the session: the session is
 // owned from a connection's first message until an answer ends with ReadyForQuery "idle", so an
 // explicit transaction (or an extended-protocol exchange not yet synced) never sees another
@@ -46,13 +45,14 @@ async function drain(): Promise<void> {
       } catch (err) {
         // PGlite itself failed (not a query error, which is an ErrorResponse): the connection is lost.
         await closed(m.conn);
-        parentPort!.postMessage({ type: 'wire-error', conn: m.conn, message: String((err as Error)?.message ?? err) });
+        if (m.conn < 0) sockets.get(m.conn)?.destroy();
+        else parentPort!.postMessage({ type: 'wire-error', conn: m.conn, message: String((err as Error)?.message ?? err) });
         continue;
       }
       // An empty answer (a Terminate, or only part of a message so far) leaves the session as it was.
       if (out.length > 0) owner = sessionIdle(out) ? undefined : m.conn;
       // Nothing to answer (a Terminate): pg expects no reply.
-      if (out.length > 0) parentPort!.postMessage({ type: 'wire', conn: m.conn, data: out }, [out.buffer as ArrayBuffer]);
+      if (out.length > 0) answer(m.conn, out);
     }
   } finally {
     running = false;
@@ -156,11 +156,57 @@ async function execute(conn: number, data: Uint8Array): Promise<Uint8Array> {
   return out;
 }
 
+/** Sends an answer to its connection: the channel's over the port, a socket client's on its socket. */
+function answer(conn: number, out: Uint8Array): void {
+  if (conn >= 0) { parentPort!.postMessage({ type: 'wire', conn, data: out }, [out.buffer as ArrayBuffer]); return; }
+  const s = sockets.get(conn);
+  if (s && !s.destroyed) s.write(out);
+}
+
+// Socket clients get negative connection numbers (the channel's count up from 1).
+const sockets = new Map<number, Socket>();
+let nextSocket = -1;
+const MAX_SOCKETS = 32;
+/** Codes of the startup-phase requests a server answers itself (no session involved). */
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+
+const server = createServer((s) => {
+  if (sockets.size >= MAX_SOCKETS) { s.destroy(); return; }
+  const conn = nextSocket--;
+  sockets.set(conn, s);
+  let started = false;
+  let head = Buffer.alloc(0);
+  s.on('data', (d: Buffer) => {
+    if (started) { queue.push({ type: 'wire', conn, data: d }); void drain(); return; }
+    // Before the startup message: encryption requests are declined ('N': go on in the clear; the
+    // socket is its owner's alone), a cancel request is not supported (the connection is closed).
+    head = Buffer.concat([head, d]);
+    while (!started && head.length >= 8) {
+      const len = head.readInt32BE(0);
+      const code = head.readInt32BE(4);
+      if (code === SSL_REQUEST || code === GSSENC_REQUEST) { s.write('N'); head = head.subarray(len); continue; }
+      if (code === CANCEL_REQUEST) { s.destroy(); return; }
+      started = true;
+      queue.push({ type: 'wire', conn, data: head });
+      void drain();
+    }
+  });
+  s.on('error', () => {});
+  s.on('close', () => {
+    sockets.delete(conn);
+    queue.push({ type: 'wire-close', conn });
+    void drain();
+  });
+});
+await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(socketPath, () => { server.off('error', reject); resolve(); }); });
+
 parentPort!.on('message', async (msg: Request | { type: 'close' }) => {
   if (msg.type === 'wire' || msg.type === 'wire-close') { queue.push(msg); void drain(); return; }
   if (msg.type !== 'close') return;
   try {
-    await server.stop();
+    await new Promise<void>((resolve) => { server.close(() => resolve()); for (const s of sockets.values()) s.destroy(); });
     await db.close();
   } finally {
     parentPort!.postMessage({ type: 'closed' });
