@@ -91,18 +91,22 @@ class WireStream extends Duplex {
 
   override _final(cb: (err?: Error | null) => void): void {
     this.flush();
-    this.post({ type: 'wire-close', conn: this.id }, []);
-    this.told = true;
+    this.tellClosed();
     this.forget();
     this.push(null);
     cb();
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
-    // The host rolls back what this connection left open on the shared session (pglite-host.ts).
-    if (!this.told) this.post({ type: 'wire-close', conn: this.id }, []);
-    this.told = true;
+    this.tellClosed();
     this.forget();
     cb(err);
+  }
+
+  /** Once, when ended or destroyed: the host rolls back what this connection left open (pglite-host.ts). */
+  private tellClosed(): void {
+    if (this.told) return;
+    this.told = true;
+    this.post({ type: 'wire-close', conn: this.id }, []);
   }
 }

@@ -49,10 +49,11 @@ async function drain(): Promise<void> {
         else parentPort!.postMessage({ type: 'wire-error', conn: m.conn, message: String((err as Error)?.message ?? err) });
         continue;
       }
-      // An empty answer (a Terminate, or only part of a message so far) leaves the session as it was.
-      if (out.length > 0) owner = sessionIdle(out) ? undefined : m.conn;
-      // Nothing to answer (a Terminate): pg expects no reply.
-      if (out.length > 0) answer(m.conn, out);
+      // An empty answer (a Terminate, or only part of a message so far) leaves the session as it
+      // was, and pg expects no reply.
+      if (out.length === 0) continue;
+      owner = sessionIdle(out) ? undefined : m.conn;
+      answer(m.conn, out);
     }
   } finally {
     running = false;
@@ -91,10 +92,11 @@ function sessionIdle(out: Uint8Array): boolean {
 function scoped(conn: number, m: Buffer): Buffer | undefined {
   let at: number;
   let fields: number;
+  // Unnamed (every message the service sends) is answered before anything is allocated.
   switch (m[0]) {
-    case 0x50: case 0x45: at = 5; fields = 1; break; // P, E
-    case 0x42: at = 5; fields = 2; break; // B
-    case 0x44: case 0x43: at = 6; fields = 1; break; // D, C
+    case 0x50: case 0x45: at = 5; fields = 1; if (m[5] === 0) return undefined; break; // P, E
+    case 0x42: at = 5; fields = 2; if (m[5] === 0 && m[6] === 0) return undefined; break; // B
+    case 0x44: case 0x43: at = 6; fields = 1; if (m[6] === 0) return undefined; break; // D, C
     default: return undefined;
   }
   const parts: Buffer[] = [m.subarray(0, at)];

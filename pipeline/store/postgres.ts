@@ -68,7 +68,7 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   // PGlite is one session. The host runs a connection's requests only while no other connection
   // has a transaction open on it (pglite-host.ts), so connections behave as separate sessions that
   // never run at once; with two, one connection's next statement waits at the host while the
-  // other's runs. (Its socket server interleaves concurrent connections' messages: not used here.)
+  // other's runs.
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
   const channel = new PgliteChannel(worker);
   const pool = createPool(connection, EMBEDDED_CONNECTIONS, opts.log, channel.stream);
