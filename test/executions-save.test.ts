@@ -4,11 +4,10 @@
 // row's changes nothing, and an outcome the store refuses fails alone while the rest of its batch lands.
 import t from 'tap';
 import { createSaver, type Outcome, type SaveInput } from '../journeys/executions/save.js';
-import { PG_MIGRATIONS } from '../pipeline/store/migrations.js';
 import { ownStorePool } from './helpers/db.js';
 
+// A store with headwater's schema, of this test's own.
 const pool = await ownStorePool(t);
-for (const m of PG_MIGRATIONS) for (const s of m.statements) await pool.query(s);
 
 let n = 0;
 /** A running execution leased by `lease`; its inbox as given. */

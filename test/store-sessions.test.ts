@@ -6,14 +6,13 @@
 import t from 'tap';
 import pg from 'pg';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openPostgres } from '../pipeline/store/postgres.js';
-import { createLogger } from '../lib/log.js';
-import { ownStorePool } from './helpers/db.js';
+import { ownStore } from './helpers/db.js';
 
 const embedded = !process.env.DATABASE_URL;
+// One store for the file: each case works in a table of its own.
+const store = await ownStore(t);
+const pool = store.pool;
 
 async function table(pool: pg.Pool): Promise<string> {
   const name = `sess_${Math.random().toString(36).slice(2, 10)}`;
@@ -29,7 +28,6 @@ function watch<T>(p: Promise<T>): { settled: () => boolean; value: Promise<T> } 
 }
 
 t.test('a statement never runs inside another connection\'s open transaction', async (t) => {
-  const pool = await ownStorePool(t);
   const tbl = await table(pool);
   const a = await pool.connect();
   try {
@@ -49,7 +47,6 @@ t.test('a statement never runs inside another connection\'s open transaction', a
 });
 
 t.test('a connection that goes away mid-transaction leaves nothing open', async (t) => {
-  const pool = await ownStorePool(t);
   const tbl = await table(pool);
   const a = await pool.connect();
   await a.query('BEGIN');
@@ -71,7 +68,6 @@ t.test('a connection that goes away mid-transaction leaves nothing open', async 
 });
 
 t.test('connections prepare statements by name independently', async (t) => {
-  const pool = await ownStorePool(t);
   const a = await pool.connect();
   const b = await pool.connect();
   try {
@@ -90,7 +86,6 @@ t.test('connections prepare statements by name independently', async (t) => {
 });
 
 t.test('autocommit statements of several connections all complete', async (t) => {
-  const pool = await ownStorePool(t);
   const tbl = await table(pool);
   await Promise.all(Array.from({ length: 20 }, (_, i) => pool.query(`INSERT INTO ${tbl} VALUES ($1)`, [i])));
   t.same((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${tbl}`)).rows[0]!.n, '20', 'every insert ran once');
@@ -99,21 +94,19 @@ t.test('autocommit statements of several connections all complete', async (t) =>
 // Embedded, other clients reach the store on a Unix socket in the data directory (an operator's
 // psql): their connections are kept apart from the service's in the same way.
 t.test('a socket client\'s open transaction does not capture the service\'s statements', { skip: !embedded && 'embedded only (a socket in the data directory)' }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hw-sock-'));
-  const store = await openPostgres({ dataDir: dir, log: createLogger('silent') });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  const tbl = await table(store.pool);
+  const dir = store.dataDir!;
+  const tbl = await table(pool);
   const psql = new pg.Client({ host: join(dir, 'run'), port: 5432, user: 'postgres', database: 'postgres' });
   await psql.connect();
   t.teardown(() => psql.end().catch(() => {}));
   await psql.query('BEGIN');
   await psql.query(`INSERT INTO ${tbl} VALUES (1)`);
-  const service = watch(store.pool.query(`INSERT INTO ${tbl} VALUES (2)`));
+  const service = watch(pool.query(`INSERT INTO ${tbl} VALUES (2)`));
   t.same((await psql.query<{ x: number }>(`SELECT x FROM ${tbl} ORDER BY x`)).rows, [{ x: 1 }], 'the socket client sees only its own row');
   t.notOk(service.settled(), 'the service\'s statement waits for the socket client\'s transaction');
   await psql.query('ROLLBACK');
   await service.value;
-  t.same((await store.pool.query<{ x: number }>(`SELECT x FROM ${tbl} ORDER BY x`)).rows, [{ x: 2 }], 'the service\'s row was committed on its own, the rolled-back one is gone');
+  t.same((await pool.query<{ x: number }>(`SELECT x FROM ${tbl} ORDER BY x`)).rows, [{ x: 2 }], 'the service\'s row was committed on its own, the rolled-back one is gone');
   // psql asks for encryption first; the socket declines and the session starts in the clear.
   const r = spawnSync('psql', ['-h', join(dir, 'run'), '-U', 'postgres', '-d', 'postgres', '-Atc', `SELECT count(*) FROM ${tbl}`], { encoding: 'utf8', timeout: 20_000 });
   if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') t.pass('psql reads the store over the socket', { skip: 'psql is not installed here' });

@@ -9,8 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPostgres } from '../../pipeline/store/postgres.js';
+import { PG_MIGRATIONS } from '../../pipeline/store/migrations.js';
 import { createLogger } from '../../lib/log.js';
 import { WAKE_CHANNEL, type WakeTopic } from '../../pipeline/wakes.js';
+import { seedEmbedded } from './server.js';
 
 /** A fresh database's URL, dropped at the test's teardown; undefined without DATABASE_URL. */
 export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Promise<string | undefined> {
@@ -32,22 +34,31 @@ export async function ownDatabase(t: { teardown(fn: () => unknown): void }): Pro
 /** The environment a test server gets for `db` (nothing in embedded mode). */
 export const dbEnv = (db: string | undefined): Record<string, string> => (db ? { DATABASE_URL: db } : {});
 
+/** A store of a test's own, with headwater's schema: its pool, and embedded, its data directory. */
+export interface OwnStore { pool: pg.Pool; dataDir?: string }
+
 /**
- * A pool on a store of the test's own: a fresh database on the Postgres server when DATABASE_URL is
- * set, else embedded PGlite in a temporary directory; both closed at the test's teardown.
+ * A store of the test's own with every migration's schema: a fresh database on the Postgres server
+ * when DATABASE_URL is set (migrated here), else embedded PGlite in a temporary directory started
+ * from the migrated copy (helpers/seed.ts); both closed at the test's teardown.
  */
-export async function ownStorePool(t: { teardown(fn: () => unknown): void }): Promise<pg.Pool> {
+export async function ownStore(t: { teardown(fn: () => unknown): void }): Promise<OwnStore> {
   const url = await ownDatabase(t);
   if (url) {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     t.teardown(() => pool.end());
-    return pool;
+    for (const m of PG_MIGRATIONS) for (const sql of m.statements) await pool.query(sql);
+    return { pool };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'hw-store-'));
-  const store = await openPostgres({ dataDir: dir, log: createLogger('silent') });
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  return store.pool;
+  const dataDir = mkdtempSync(join(tmpdir(), 'hw-store-'));
+  await seedEmbedded(dataDir);
+  const store = await openPostgres({ dataDir, log: createLogger('silent') });
+  t.teardown(async () => { await store.close(); rmSync(dataDir, { recursive: true, force: true }); });
+  return { pool: store.pool, dataDir };
 }
+
+/** The pool of `ownStore`. */
+export const ownStorePool = async (t: { teardown(fn: () => unknown): void }): Promise<pg.Pool> => (await ownStore(t)).pool;
 
 /**
  * What another process does after it committed work on a shared PostgreSQL: tells every process on
