@@ -92,13 +92,14 @@ function sessionIdle(out: Uint8Array): boolean {
 function scoped(conn: number, m: Buffer): Buffer | undefined {
   let at: number;
   let fields: number;
-  // Unnamed (every message the service sends) is answered before anything is allocated.
   switch (m[0]) {
-    case 0x50: case 0x45: at = 5; fields = 1; if (m[5] === 0) return undefined; break; // P, E
-    case 0x42: at = 5; fields = 2; if (m[5] === 0 && m[6] === 0) return undefined; break; // B
-    case 0x44: case 0x43: at = 6; fields = 1; if (m[6] === 0) return undefined; break; // D, C
+    case 0x50: case 0x45: at = 5; fields = 1; break; // P, E
+    case 0x42: at = 5; fields = 2; break; // B
+    case 0x44: case 0x43: at = 6; fields = 1; break; // D, C
     default: return undefined;
   }
+  // Unnamed (every message the service sends) is answered before anything is allocated.
+  if (m[at] === 0 && (fields === 1 || m[at + 1] === 0)) return undefined;
   const parts: Buffer[] = [m.subarray(0, at)];
   let named = false;
   for (let i = 0; i < fields; i++) {
