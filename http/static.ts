@@ -44,6 +44,8 @@ export interface StaticSite {
 function walk(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
+    // Dot files are the build's own records (dist/ui/.inputs, ui/stamp.mjs), not the site's.
+    if (name.startsWith('.')) continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...walk(p));
     else out.push(p);

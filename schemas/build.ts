@@ -2,7 +2,7 @@
 //   generated/validators.cjs  Ajv standalone validators, one per route part: <routeId>_body|_query|_params
 //   generated/openapi.json    the OpenAPI 3.1 document served at /openapi.json
 // Nothing compiles a schema at run time.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './storable.js';
@@ -131,6 +131,12 @@ checkRoutes(routes);
 const validators = buildValidators(routes);
 const openapi = buildOpenApi(routes);
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, 'validators.cjs'), validators.source);
-writeFileSync(join(outDir, 'openapi.json'), JSON.stringify(openapi, null, 2) + '\n');
+// A file whose content is unchanged is left alone: a test run reading it meanwhile (CI runs its two
+// passes at once, each starting with the build) never sees it half-written.
+const put = (file: string, text: string) => {
+  const path = join(outDir, file);
+  if (!existsSync(path) || readFileSync(path, 'utf8') !== text) writeFileSync(path, text);
+};
+put('validators.cjs', validators.source);
+put('openapi.json', JSON.stringify(openapi, null, 2) + '\n');
 console.log(`schemas: ${routes.length} routes, ${validators.names.length} validators -> ${outDir}`);

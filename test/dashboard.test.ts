@@ -91,6 +91,8 @@ async function main() {
     t.equal(head.status, 200);
     t.equal(Number(head.headers['content-length']), Buffer.byteLength(index.text));
     t.equal((await rawRequest(s.url, '/ui/assets/missing-abc.js', { method: 'GET' })).status, 404, 'a missing asset is 404, not the app');
+    // The build's own record of its inputs (ui/stamp.mjs) is in the directory, not on the site.
+    t.equal((await rawGet(s.url, '/ui/.inputs')).text, index.text, 'the build record is not served (the app answers)');
     for (const p of ['/ui/../openapi.json', '/ui/%2e%2e/openapi.json', '/ui/assets/../../package.json', '/ui/..%2f..%2fpackage.json', '/ui/assets/..%2f..%2f..%2fpackage.json']) {
       const r = await rawGet(s.url, p);
       t.ok(r.status === 404 || r.text === index.text, `${p} answers nothing outside the build`);
