@@ -60,6 +60,8 @@ export interface Config {
   /** Unset: 1,000 ms with NATS, 250 ms embedded (api/node.ts). */
   eventLingerMs?: number;
   ingestMaxWaitMs: number;
+  /** How long a graceful stop (SIGTERM, SIGINT) may take before the process exits anyway (cli/main.ts). */
+  shutdownSeconds: number;
   metricsPort?: number;
   frontEnd: FrontEndMode;
   segmentCorsOrigins: string;
@@ -119,6 +121,7 @@ export const OPTIONS: Opt[] = [
   { key: 'segmentPreviewCap', flag: '--segment-preview-cap', env: 'HEADWATER_SEGMENT_PREVIEW_CAP', def: '10000', kind: 'int', help: 'profiles a segment preview scans at most' },
   { key: 'eventLingerMs', flag: '--event-linger-ms', env: 'HEADWATER_EVENT_LINGER_MS', def: undefined, kind: 'int', help: 'how long the event writer waits to fill a ClickHouse insert (up to 5,000 events), milliseconds: fewer, larger inserts cost ClickHouse less merging, and events reach ClickHouse (and journey triggers) later; unset: 1000 with NATS, 250 embedded' },
   { key: 'ingestMaxWaitMs', flag: '--ingest-max-wait-ms', env: 'HEADWATER_INGEST_MAX_WAIT_MS', def: '1000', kind: 'int', help: 'when even the quickest write of the last interval of this length waited longer for the ingestion workers, and one is still waiting longer, new writes are answered 503 with Retry-After at once (shed load instead of answering slowly), milliseconds' },
+  { key: 'shutdownSeconds', flag: '--shutdown-seconds', env: 'HEADWATER_SHUTDOWN_SECONDS', def: '25', kind: 'int', help: 'how long a graceful stop (SIGTERM, SIGINT) may take: past it the process logs "shutdown did not finish in time" and exits with status 1, a crash the stores recover from. Keep it below your supervisor\'s own limit (systemd TimeoutStopSec, Kubernetes terminationGracePeriodSeconds: 30 by default), seconds' },
   { key: 'metricsPort', flag: '--metrics-port', env: 'HEADWATER_METRICS_PORT', def: undefined, kind: 'int', help: 'also serve GET /metrics without a credential on this port (bind it to a private network); unset: only GET /metrics on the main port with the operator token' },
   { key: 'frontEnd', flag: '--front-end', env: 'HEADWATER_FRONT_END', def: 'auto', kind: 'string', help: 'HTTP front end: auto (the first uWebSockets.js build that loads on this Node and libc, else node:http with a warning) | uws (refuse to start without uWS) | node (node:http, skipping uWS)' },
   { key: 'trustedProxies', flag: '--trusted-proxies', env: 'HEADWATER_TRUSTED_PROXIES', def: undefined, kind: 'string', help: 'comma-separated addresses and CIDR ranges of reverse proxies (e.g. 10.0.0.0/8,::1) whose X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are believed; from any other peer they are ignored. Unset: none (the peer is the client)' },
@@ -171,6 +174,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   if (cfg.embeddedCacheMb < 16 || cfg.embeddedCacheMb > 4096) throw new ConfigError(`--embedded-cache-mb / HEADWATER_EMBEDDED_CACHE_MB must be 16 to 4096, got ${cfg.embeddedCacheMb}`);
   if (cfg.compileThreads < 1) cfg.compileThreads = 1;
+  if (cfg.shutdownSeconds < 1) throw new ConfigError(`--shutdown-seconds / HEADWATER_SHUTDOWN_SECONDS must be at least 1, got ${cfg.shutdownSeconds}`);
   if (cfg.journeyThreads < 1) cfg.journeyThreads = 1;
   for (const k of ['journeyFuel', 'journeyTimeoutMs', 'journeyMemoryMb', 'journeyPollMs', 'journeyMaxRestarts', 'journeyRestartsPerMinute'] as const) {
     if (cfg[k] < 1) { const o = OPTIONS.find((x) => x.key === k)!; throw new ConfigError(`${o.flag} / ${o.env} must be at least 1, got ${cfg[k]}`); }

@@ -91,8 +91,18 @@ export function mapError(err: unknown): HttpError | undefined {
 }
 
 export async function startService(config: Config, log: Logger): Promise<Service> {
-  const closers: Array<() => Promise<void> | void> = [];
-  const closeAll = async () => { for (const c of closers.reverse()) await Promise.resolve(c()).catch((err) => log.warn('close failed', { err })); };
+  // Closed in reverse order of opening. A part still closing after 10 s (or half the shutdown
+  // deadline, if shorter) is named in the log, so a stop that overruns the deadline (cli/main.ts)
+  // says what it waited for.
+  const closers: Array<[string, () => Promise<void> | void]> = [];
+  const onClose = (part: string, close: () => Promise<void> | void) => { closers.push([part, close]); };
+  const slowSeconds = Math.min(10, config.shutdownSeconds / 2);
+  const closeAll = async () => {
+    for (const [part, close] of closers.reverse()) {
+      const slow = setTimeout(() => log.warn('still closing', { part, afterSeconds: slowSeconds }), slowSeconds * 1000);
+      await Promise.resolve().then(close).catch((err) => log.warn('close failed', { part, err })).finally(() => clearTimeout(slow));
+    }
+  };
   try {
     // First: a refused front end (`--front-end uws` without a loadable build) fails before any store opens.
     const frontEnd = await openFrontEnd(config.frontEnd, log);
@@ -101,16 +111,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
     if (config.port !== 0) await assertPortFree(config.host, config.port);
     const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
     const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log, cacheMb: config.embeddedCacheMb });
-    closers.push(() => pgStore.close());
+    onClose('postgres', () => pgStore.close());
     const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
-    closers.push(() => chStore.close());
+    onClose('clickhouse', () => chStore.close());
     await migrate(pgStore.pool, chStore.client, log);
     // Background loops rest until work wakes them: made here, or told by other processes (LISTEN).
     const wakes = await openWakes({ embedded: pgStore.embedded, connectionString: config.databaseUrl, pool: pgStore.pool, log });
-    closers.push(() => wakes.close());
+    onClose('wakes', () => wakes.close());
     // Closed after everything that adds to it (closers run in reverse).
     const drops = new DropCounter(pgStore.pool, log);
-    closers.push(() => drops.close());
+    onClose('drop counter', () => drops.close());
     const metrics = new ServiceMetrics();
 
     let nc: NatsConnection | undefined;
@@ -118,7 +128,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, name: 'headwater' });
       const conn = nc;
       // drain() refuses a disconnected connection; close() still releases its reconnect timers.
-      closers.push(() => conn.drain().catch(() => conn.close()));
+      onClose('nats', () => conn.drain().catch(() => conn.close()));
     }
 
     const auth = createAuth({
@@ -129,7 +139,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     });
     const proxies = new TrustedProxies(config.trustedProxies);
     const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined;
-    closers.push(() => auth.close());
+    onClose('auth', () => auth.close());
 
     const checks: Deps['checks'] = {
       postgres: async () => (await pgStore.pool.query('SELECT 1 AS ok')).rows[0]?.ok === 1,
@@ -140,12 +150,12 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // The stream: JetStream when NATS_URL is set, else in-process. This process always runs an
     // engine (workers); `headwater worker` processes add more against the same NATS / Postgres.
     const streams = nc ? await createJetStreams({ nc, log, names: { prefix: config.streamPrefix }, drops }) : createInProcessStreams({ log, drops });
-    closers.push(async () => { await streams.ingest.close(); await streams.events.close(); });
+    onClose('streams', async () => { await streams.ingest.close(); await streams.events.close(); });
     // Every write path (HTTP routes, receiver, Segment routes, journeys) submits through this: calls
     // carrying a suppressed identifier are refused before they reach the stream.
     // Changes of a suppression list made here reload it at once; other processes tell of theirs.
     const suppressions = new Suppressions(pgStore.pool, wakes);
-    closers.push(() => suppressions.close());
+    onClose('suppressions', () => suppressions.close());
     const ingestStream = suppressions.wrap(streams.ingest);
     // Embedded: answered events are recoverable from Postgres, so answers need not wait for
     // ClickHouse; what a previous run answered and did not land is landed first.
@@ -154,7 +164,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // runner and promote replays submit directly: their work was accepted already.
     // Held and refused track calls are counted per org and minute for the events chart.
     const outcomes = new OutcomeCounter(pgStore.pool, log);
-    closers.push(() => outcomes.close());
+    onClose('outcome counter', () => outcomes.close());
     const gate = new IngestGate(streams.ingest, {
       maxWaitMs: config.ingestMaxWaitMs,
       observe: (calls, results) => { metrics.observeCalls(calls, results); outcomes.observe(calls, results); },
@@ -168,16 +178,16 @@ export async function startService(config: Config, log: Logger): Promise<Service
       engine: { inline: pgStore.embedded ? pgStore.pool : undefined, answerBeforeLanding },
       frontDoor: pgStore.embedded ? () => gate.backlog() : undefined,
     });
-    closers.push(() => node.close());
+    onClose('processing node', () => node.close());
     const { engine, webhookSender, emailSender, onLanded } = node;
     const directory = new SourceDirectory(pgStore.pool);
-    closers.push(() => directory.close());
+    onClose('source directory', () => directory.close());
     const activity = new Activity(pgStore.pool, log);
-    closers.push(() => activity.close());
+    onClose('activity', () => activity.close());
     const limits = new Limits(pgStore.pool, log);
-    closers.push(() => limits.close());
+    onClose('limits', () => limits.close());
     const writeKeys = new WriteKeys(pgStore.pool);
-    closers.push(() => writeKeys.close());
+    onClose('write keys', () => writeKeys.close());
 
     // Segment backfills, sweeps and previews run in this process; their system events go to the
     // event stream like those of ingestion.
@@ -186,21 +196,21 @@ export async function startService(config: Config, log: Logger): Promise<Service
       publish: async (events) => { await streams.events.publish(events); await clearOutbox(pgStore.pool, events.map((e) => e.id), log); },
     };
     const sweeper = startSweeper(jobs, Math.max(config.segmentSweepMs, 100));
-    closers.push(() => sweeper.close());
+    onClose('segment sweeper', () => sweeper.close());
 
     // Versions of pushes compile here; embedded, this process is the database's only user.
     const compiler = startCompiler({ pool: pgStore.pool, log, taskModule: COMPILE_TASK, threads: config.compileThreads, sole: pgStore.embedded, wakes });
-    closers.push(() => compiler.close());
+    onClose('compiler', () => compiler.close());
     const eraser = startEraser({
       pool: pgStore.pool, ch: chStore.client, log, leaseMs: config.erasureLeaseMs, pauseMs: config.erasurePauseMs, pollMs: 1000, sole: pgStore.embedded, wakes,
     });
-    closers.push(() => eraser.close());
+    onClose('eraser', () => eraser.close());
     const retention = startRetentionSweep({ pool: pgStore.pool, ch: chStore.client, log, everyMs: Math.max(config.retentionSweepMs, 100) });
-    closers.push(() => retention.close());
+    onClose('retention sweep', () => retention.close());
     // Staged uploads of a process that died mid-upload.
     await sweepUploads(pgStore.pool).catch((err) => log.warn('artifact upload sweep failed', { err: String(err) }));
     const uploadSweep = startPeriodic(10 * 60_000, () => sweepUploads(pgStore.pool), log, 'artifact upload sweep failed');
-    closers.push(() => uploadSweep.close());
+    onClose('upload sweep', () => uploadSweep.close());
 
     const deps: Deps = {
       pool: pgStore.pool, ch: chStore.client, auth, secrets, config, log, checks, recent: activity,
@@ -237,7 +247,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     bind('GET', '/metrics', async () => ({ raw: await metrics.text(), contentType: metrics.contentType }));
     if (config.metricsPort !== undefined) {
       const ms = await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType });
-      closers.push(() => ms.close());
+      onClose('metrics server', () => ms.close());
     }
     ingestRoutes(bind, { directory, stream: admitted, activity, validators, limits });
     receiverRoutes(bind, { pool: pgStore.pool, secrets, stream: admitted, activity });
@@ -267,7 +277,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
       if (err?.code !== 'EADDRINUSE') throw err;
       throw Object.assign(new Error(await portInUse(config.host, config.port)), { exitCode: 3 });
     });
-    closers.push(() => server.close());
+    onClose('http server', () => server.close());
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     log.info('listening', { url: `http://${host}:${port}`, frontEnd: server.frontEnd, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
     return { port, url: `http://${host}:${port}`, generatedOperatorToken: secrets.generatedOperatorToken, close: closeAll };

@@ -4,7 +4,7 @@
 // not start. A stack trace is printed only with --verbose or HEADWATER_LOG_LEVEL=debug.
 import { join } from 'node:path';
 import { loadConfig, configHelp, ConfigError } from '../api/config.js';
-import { createLogger } from '../lib/log.js';
+import { createLogger, type Logger } from '../lib/log.js';
 import { callApi, CliError, flag, operatorTarget } from './request.js';
 import { JOURNEY_HELP, runJourneyCommand } from './journeys.js';
 
@@ -71,6 +71,18 @@ ${OPERATOR_TOKEN_RULE}
 
 "headwater dashboard" is the same command.`;
 
+/**
+ * A graceful stop that has not finished after --shutdown-seconds exits anyway (status 1), before a
+ * supervisor's own limit kills it without a word. Stopping there is a crash the stores recover
+ * from: unacknowledged stream messages are delivered again and answers the store holds are kept.
+ */
+function exitAfter(seconds: number, log: Logger) {
+  setTimeout(() => {
+    log.error('shutdown did not finish in time; exiting', { afterSeconds: seconds });
+    process.exit(1);
+  }, seconds * 1000).unref();
+}
+
 async function serve(argv: string[]) {
   if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(configHelp() + '\n'); return; }
   const config = loadConfig(argv);
@@ -87,6 +99,7 @@ async function serve(argv: string[]) {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal: sig });
+    exitAfter(config.shutdownSeconds, log);
     await svc.close();
     process.exit(0);
   };
@@ -105,6 +118,7 @@ async function worker(argv: string[]) {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    exitAfter(config.shutdownSeconds, log);
     await w.close();
     process.exit(0);
   };

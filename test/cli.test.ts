@@ -88,5 +88,5 @@ t.test('processes starting at once against one PostgreSQL apply each migration o
   t.ok(r.rows.length >= 1);
   for (const row of r.rows) t.equal(row.n, 1, `postgres migration ${row.version} applied once`);
   for (const p of procs) t.equal((await call(p.url, 'GET', '/health/ready')).status, 200);
-  await Promise.all(procs.map(stop));
+  await Promise.all(procs.map((p) => stop(p)));
 });

@@ -13,7 +13,11 @@ export const BIN = fileURLToPath(new URL('../../../bin/headwater.js', import.met
  */
 export const NODE_ARGS = process.execArgv.filter((a) => a === '--liftoff-only');
 
-export interface Proc { child: ChildProcess; url: string; out: string }
+export interface Proc {
+  child: ChildProcess; url: string; out: string;
+  /** Everything the process printed so far (stdout, then stderr). */
+  printed(): string;
+}
 export interface StartFailure extends Error { code: number | null; stderr: string; stdout: string }
 
 export interface ServeOpts {
@@ -40,7 +44,7 @@ export async function serveBin(dataDir: string, env: Record<string, string | und
     child.stdout!.on('data', (b) => {
       out += b;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1]!, out }); }
+      if (m) { clearTimeout(timer); resolve({ child, url: m[1]!, out, printed: () => `${out}\n${err}` }); }
     });
     child.stderr!.on('data', (b) => { err += b; });
     child.on('exit', (code) => {
@@ -50,4 +54,22 @@ export async function serveBin(dataDir: string, env: Record<string, string | und
   });
 }
 
-export const stopBin = (p: Proc) => new Promise<void>((r) => { p.child.once('exit', () => r()); p.child.kill('SIGTERM'); });
+/**
+ * SIGTERM, then the exit: status 0 resolves; any other status (1: the service's shutdown deadline
+ * passed), or no exit within `ms`, rejects with what the process printed (it names the part that
+ * was still closing).
+ */
+export const stopBin = (p: Proc, o: { ms?: number } = {}) => new Promise<void>((resolve, reject) => {
+  const ms = o.ms ?? 40_000;
+  if (p.child.exitCode !== null || p.child.signalCode !== null) { resolve(); return; }
+  const timer = setTimeout(() => {
+    p.child.kill('SIGKILL');
+    reject(new Error(`no exit ${ms / 1000} s after SIGTERM: ${p.printed()}`));
+  }, ms);
+  p.child.once('exit', (code, signal) => {
+    clearTimeout(timer);
+    if (code === 0 || signal === 'SIGTERM') resolve();
+    else reject(new Error(`stopped with status ${code ?? signal}: ${p.printed()}`));
+  });
+  p.child.kill('SIGTERM');
+});

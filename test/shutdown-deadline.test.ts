@@ -1,0 +1,62 @@
+// A graceful stop of the command is bounded: `headwater serve` whose NATS server stops answering (here a TCP proxy
+// in front of the real one that stops forwarding) names the part it waits for and exits with
+// status 1 after HEADWATER_SHUTDOWN_SECONDS instead of hanging until a supervisor kills it. The
+// same process with NATS answering stops with status 0. Needs NATS_URL (the servers pass).
+import t from 'tap';
+import { createServer, connect, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveBin, stopBin } from './helpers/serve.js';
+import { call } from './helpers/server.js';
+
+const natsUrl = process.env.NATS_URL;
+if (!natsUrl) {
+  t.plan(0, 'NATS_URL not set');
+} else {
+  const upstream = new URL(natsUrl);
+
+  /** A proxy to NATS that can stop forwarding while keeping its connections open. */
+  async function proxy() {
+    const pairs: Array<[Socket, Socket]> = [];
+    const server = createServer((down) => {
+      const up = connect(Number(upstream.port || 4222), upstream.hostname);
+      down.pipe(up); up.pipe(down);
+      down.on('error', () => {}); up.on('error', () => {});
+      pairs.push([down, up]);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    return {
+      url: `nats://127.0.0.1:${port}`,
+      freeze() { for (const [a, b] of pairs) { a.unpipe(b); b.unpipe(a); a.pause(); b.pause(); } },
+      close() { for (const [a, b] of pairs) { a.destroy(); b.destroy(); } server.close(); },
+    };
+  }
+
+  t.test('a stop held by an unanswering NATS exits 1 at the deadline, naming the part', async (t) => {
+    const p = await proxy();
+    const dir = mkdtempSync(join(tmpdir(), 'hw-stop-'));
+    t.teardown(() => { p.close(); rmSync(dir, { recursive: true, force: true }); });
+    const s = await serveBin(dir, { NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}` });
+    t.equal((await call(s.url, 'GET', '/health/ready')).status, 200);
+    p.freeze();
+    const began = Date.now();
+    const err = await stopBin(s, { ms: 30_000 }).then(() => undefined, (e: Error) => e);
+    const took = Date.now() - began;
+    t.ok(err, 'the stop did not end with status 0');
+    t.match(err?.message ?? '', /stopped with status 1/, 'status 1, not a kill by the test');
+    t.match(err?.message ?? '', /"msg":"still closing","part":"nats"/, 'the log names the part it waited for');
+    t.match(err?.message ?? '', /shutdown did not finish in time/);
+    t.ok(took >= 3500 && took < 20_000, `exited at the deadline (${took} ms after SIGTERM)`);
+  });
+
+  t.test('with NATS answering the same stop ends with status 0', async (t) => {
+    const p = await proxy();
+    const dir = mkdtempSync(join(tmpdir(), 'hw-stop-'));
+    t.teardown(() => { p.close(); rmSync(dir, { recursive: true, force: true }); });
+    const s = await serveBin(dir, { NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}` });
+    t.equal((await call(s.url, 'GET', '/health/ready')).status, 200);
+    await t.resolves(stopBin(s, { ms: 30_000 }));
+  });
+}
