@@ -1,4 +1,5 @@
 // The bench harness's command line (bench/run.ts lists the flags).
+import { parseArgs as nodeParseArgs } from 'node:util';
 import { findWrk } from './load.js';
 
 export interface Options {
@@ -13,29 +14,60 @@ export interface Options {
   repeat: number;
 }
 
-export function parseArgs(argv: string[]): Options {
-  const has = (f: string) => argv.includes(f);
-  const val = (f: string) => { const i = argv.indexOf(f); return i !== -1 ? argv[i + 1] : undefined; };
-  const num = (f: string, d: number) => { const v = val(f); if (v === undefined) return d; const n = Number(v); if (!Number.isFinite(n) || n <= 0) throw new Error(`${f} needs a positive number`); return n; };
-  const quick = has('--quick');
-  const only = val('--only');
-  const scen = val('--scenarios');
-  const lg = val('--loadgen');
+export const USAGE = `usage: npm run bench -- [flags]
+  --quick              10 s per scenario after a 3 s warm-up (default 30 s after 5 s)
+  --only LIST          servers: raw,fastify,floor,embedded,nats (comma-separated)
+  --scenarios LIST     only these scenarios (names as in bench/run.ts)
+  --batch              the batch scenarios alone; --no-batch leaves them out
+  --repeat N           runs of batch20-users1000 per headwater mode (default 1)
+  --segments           track load in an org with 50 segments, per headwater mode
+  --soak               a 5-minute track run per headwater mode (--soak-seconds, --soak-warmup)
+  --connections N      load-generator connections (default 64); --threads N (wrk, default 2)
+  --duration S         measured seconds; --warmup S
+  --users N            userIds the load draws from (default 1000)
+  --loadgen wrk|autocannon
+  --private-nats       a nats-server of the run's own instead of NATS_URL
+  --journeys           the journey runtime's figures (bench/executions.ts) instead
+  --help               this text`;
+
+/** Unknown flags and flags without their value are errors (one line, exit 2), never ignored. */
+export function parseArgs(argv: string[]): Options & { help: boolean } {
+  const str = { type: 'string' } as const;
+  const bool = { type: 'boolean' } as const;
+  const { values: v } = nodeParseArgs({
+    args: argv, strict: true, allowPositionals: false,
+    options: {
+      quick: bool, soak: bool, 'private-nats': bool, segments: bool, batch: bool, 'no-batch': bool, help: bool, journeys: bool,
+      only: str, scenarios: str, loadgen: str, connections: str, threads: str, duration: str, warmup: str,
+      'soak-seconds': str, 'soak-warmup': str, users: str, repeat: str,
+    },
+  });
+  const num = (f: keyof typeof v, d: number) => {
+    const x = v[f];
+    if (x === undefined) return d;
+    const n = Number(x);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${f} needs a positive number`);
+    return n;
+  };
+  const list = (x: string | undefined) => (x ? new Set(x.split(',').map((s) => s.trim())) : undefined);
+  const quick = v.quick === true;
+  const lg = v.loadgen;
   if (lg !== undefined && lg !== 'wrk' && lg !== 'autocannon') throw new Error('--loadgen is wrk or autocannon');
   return {
-    quick, soak: has('--soak'), privateNats: has('--private-nats'), segments: has('--segments'),
-    only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
-    scenarios: scen ? new Set(scen.split(',').map((s) => s.trim())) : undefined,
-    connections: num('--connections', 64),
-    threads: num('--threads', 2),
-    durationS: num('--duration', quick ? 10 : 30),
-    warmupS: num('--warmup', quick ? 3 : 5),
-    soakS: num('--soak-seconds', 300),
-    soakWarmupS: num('--soak-warmup', 30),
+    help: v.help === true,
+    quick, soak: v.soak === true, privateNats: v['private-nats'] === true, segments: v.segments === true,
+    only: list(v.only as string | undefined),
+    scenarios: list(v.scenarios as string | undefined),
+    connections: num('connections', 64),
+    threads: num('threads', 2),
+    durationS: num('duration', quick ? 10 : 30),
+    warmupS: num('warmup', quick ? 3 : 5),
+    soakS: num('soak-seconds', 300),
+    soakWarmupS: num('soak-warmup', 30),
     loadgen: (lg as 'wrk' | 'autocannon' | undefined) ?? (findWrk() ? 'wrk' : 'autocannon'),
-    users: num('--users', 1000),
-    batch: has('--batch') ? 'only' : has('--no-batch') ? 'off' : 'also',
-    repeat: Math.floor(num('--repeat', 1)),
+    users: num('users', 1000),
+    batch: v.batch === true ? 'only' : v['no-batch'] === true ? 'off' : 'also',
+    repeat: Math.floor(num('repeat', 1)),
   };
 }
 

@@ -50,7 +50,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { findWrk, type LoadSettings } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
-import { parseArgs, serverNodeArgs } from './run-args.js';
+import { parseArgs, serverNodeArgs, USAGE } from './run-args.js';
 import {
   BENCH_DIST, ROOT, http, killAllSync, killChild, natsWarnings, reachable, sharedStreamPullers, startChild, startPrivateNats,
   stopServer, headwaterFixture, type Fixture, type Server,
@@ -89,7 +89,12 @@ const BASELINES: Baseline[] = [
 async function main() {
   // `npm run bench -- --journeys`: the journey runtime's figures (bench/executions.ts) alone.
   if (process.argv.includes('--journeys')) { await import('./executions.js'); return; }
-  const o = parseArgs(process.argv.slice(2));
+  let o: ReturnType<typeof parseArgs>;
+  try { o = parseArgs(process.argv.slice(2)); } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message} (--help lists the flags)\n`);
+    process.exit(2);
+  }
+  if (o.help) { process.stdout.write(USAGE + '\n'); return; }
   const want = (k: string) => !o.only || o.only.has(k);
   const wantScenario = (s: string) => !o.scenarios || o.scenarios.has(s);
   const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };
