@@ -96,7 +96,10 @@ t.test('one running execution per (journey, profile); the next trigger after it 
   const [done] = await untilExecutions(s, admin, { journey: 'napper', profileId: p.id }, (l) => l.length === 1 && ended(l[0]), 15_000);
   t.equal(done.status, 'completed');
   t.equal(done.journalEntries, 2);
-  t.ok(Date.parse(done.endedAt) - Date.parse(w.timerDeadline) < 1500, 'resumed soon after its deadline');
+  // The runner sets a timer for the deadline; without it the wake would come from the idle bound
+  // (seconds later). 3 s leaves room for a loaded CI machine (both passes at once).
+  const late = Date.parse(done.endedAt) - Date.parse(w.timerDeadline);
+  t.ok(late < 3000, `resumed soon after its deadline (${late} ms)`);
   await fire(s, fx, user, 'napper_go');
   const l = await untilExecutions(s, admin, { journey: 'napper', profileId: p.id }, (l) => l.length === 2, 10_000);
   t.equal(l.length, 2, 'a new trigger after the end starts again (no cooldown)');
