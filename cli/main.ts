@@ -164,7 +164,7 @@ async function main(argv: string[]) {
     return;
   }
   if (cmd === 'init' || cmd === 'push') {
-    const project = await import('./project/index.js');
+    const project = await import('./project/commands.js');
     process.exitCode = await (cmd === 'init' ? project.runInit : project.runPush)(argv.slice(1));
     return;
   }

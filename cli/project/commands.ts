@@ -2,7 +2,6 @@
 // Every failure is one line on stderr and a non-zero exit.
 import { parseArgs } from 'node:util';
 import { initProject } from './init.js';
-import { pushProject } from './push.js';
 import { oneLine } from './result.js';
 
 export const INIT_HELP = `usage: headwater init DIR
@@ -76,6 +75,8 @@ export async function runPush(argv: string[]): Promise<number> {
   const json = a.values.json === true;
   const progress = !json && process.stderr.isTTY ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
   try {
+    // Loaded here: the bundler and packer behind it are not needed by `init` (half its start-up).
+    const { pushProject } = await import('./push.js');
     const r = await pushProject({ dir: a.positionals[0] ?? '.', appId, url, token, tokenFrom, progress, wait: a.values['no-wait'] !== true });
     if (!r.ok) return error(r.error);
     const p = r.value.push;
