@@ -5,7 +5,8 @@
 // counters: after the fast path ran on a store whose statistics say "40 profiles", no call scans
 // profiles or messages sequentially, also once the table holds thousands more. Runs on the store of
 // the pass: a database of its own on the PostgreSQL server (DATABASE_URL), else embedded Postgres.
-// Also: the fast path writes segment history only for the names its caller says keep it (migration 33).
+// Also: the fast path writes segment history only for the names its caller says keep it (migration 33),
+// and a new profile's identifier that conflicts under its lock fails as a concurrency failure (36).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { openOwnStore } from '../pipeline/store/own-store.js';
@@ -90,4 +91,44 @@ t.test('the track fast path probes profiles and messages by key, planned on a sm
   t.equal(grown.messages!.seq - grown0.messages!.seq, 0, 'no sequential scan of messages after the growth');
   t.equal(grown.profiles!.seq - grown0.profiles!.seq, 0, 'no sequential scan of 5,040 profiles with the plan made on 40');
   t.ok(grown.messages!.idx > grown0.messages!.idx, 'the counters count (messages were probed by index)');
+});
+
+/** The argument for track calls that each create a profile: lane n's profile and its identifier (userId). */
+function bornArg(userIds: string[]) {
+  const t = iso();
+  const lanes = userIds.map((u, n) => ({ n, u, id: `prf_born_${randomBytes(8).toString('hex')}`, m: `m-${randomBytes(8).toString('hex')}` }));
+  return JSON.stringify({
+    lock: true, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], watch: [],
+    rows: lanes.map((l) => ({ o: ORG, a: APP, m: l.m, n: l.n, r: { event: {
+      id: `evt_${randomBytes(8).toString('hex')}`, orgId: ORG, appId: APP, sourceId: SRC, profileId: l.id, environment: 'production',
+      event: 'Page Viewed', properties: {}, timestamp: t, receivedAt: t, messageId: l.m } } })),
+    born: lanes.map((l) => ({ n: l.n, id: l.id, o: ORG, a: APP, s: SRC, e: 'production', t })),
+    bornIds: lanes.map((l) => ({ n: l.n, o: ORG, a: APP, k: 'userId', v: l.u, p: l.id, t })),
+    locks: [...new Set(lanes.map((l) => String(BigInt.asIntN(64, BigInt(`0x${Buffer.from(l.u).toString('hex').padEnd(16, '0').slice(0, 16)}`)))))],
+  });
+}
+
+t.test('new profiles\' identifiers under their locks: a conflict fails the statement as a concurrency failure', async (t) => {
+  const s = await seeded();
+  t.teardown(() => s.close());
+  const count = async (table: string) => Number((await s.q(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+  const cases: Array<[string, string[], 'written' | '40001']> = [
+    ['two identifiers', ['born-a', 'born-b'], 'written'],
+    // Two lanes claiming one identifier stand for a writer that inserted it without the lock.
+    ['one identifier claimed twice', ['born-c', 'born-c'], '40001'],
+  ];
+  for (const [what, users, want] of cases) {
+    const before = { profiles: await count('profiles'), identifiers: await count('identifiers'), messages: await count('messages') };
+    const out = await s.q('SELECT headwater_track_fast($1::jsonb) AS r', [bornArg(users)]).then(
+      (rows) => ({ ok: rows[0]!.r as { stale?: boolean } }), (err: { code?: string; message?: string }) => ({ err }));
+    const after = { profiles: await count('profiles'), identifiers: await count('identifiers'), messages: await count('messages') };
+    if (want === 'written') {
+      t.ok('ok' in out && !out.ok.stale, `${what}: written`);
+      t.same(after, { profiles: before.profiles + users.length, identifiers: before.identifiers + users.length, messages: before.messages + users.length }, `${what}: a profile, identifier and message per call`);
+    } else {
+      t.equal('err' in out ? out.err.code : 'none', '40001', `${what}: SQLSTATE 40001 (the caller defers the calls)`);
+      t.match('err' in out ? out.err.message : '', /an identifier appeared under its lock/, `${what}: says why`);
+      t.same(after, before, `${what}: nothing written`);
+    }
+  }
 });
