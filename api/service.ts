@@ -12,6 +12,7 @@ import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
 import type { Config } from './config.js';
 import type { Logger } from '../lib/log.js';
+import { Closers, slowCloseSeconds } from '../lib/closers.js';
 import { loadSecrets } from '../pipeline/secrets.js';
 import { createAuth } from './auth/auth.js';
 import { openFrontEnd } from '../http/select.js';
@@ -91,18 +92,9 @@ export function mapError(err: unknown): HttpError | undefined {
 }
 
 export async function startService(config: Config, log: Logger): Promise<Service> {
-  // Closed in reverse order of opening. A part still closing after 10 s (or half the shutdown
-  // deadline, if shorter) is named in the log, so a stop that overruns the deadline (cli/main.ts)
-  // says what it waited for.
-  const closers: Array<[string, () => Promise<void> | void]> = [];
-  const onClose = (part: string, close: () => Promise<void> | void) => { closers.push([part, close]); };
-  const slowSeconds = Math.min(10, config.shutdownSeconds / 2);
-  const closeAll = async () => {
-    for (const [part, close] of closers.reverse()) {
-      const slow = setTimeout(() => log.warn('still closing', { part, afterSeconds: slowSeconds }), slowSeconds * 1000);
-      await Promise.resolve().then(close).catch((err) => log.warn('close failed', { part, err })).finally(() => clearTimeout(slow));
-    }
-  };
+  const closers = new Closers(log, slowCloseSeconds(config.shutdownSeconds));
+  const onClose = (part: string, close: () => Promise<void> | void) => closers.add(part, close);
+  const closeAll = () => closers.closeAll();
   try {
     // First: a refused front end (`--front-end uws` without a loadable build) fails before any store opens.
     const frontEnd = await openFrontEnd(config.frontEnd, log);

@@ -5,6 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import type { Config } from '../api/config.js';
 import { ConfigError } from '../api/config.js';
 import type { Logger } from '../lib/log.js';
+import { Closers, slowCloseSeconds } from '../lib/closers.js';
 import { openPostgres } from '../pipeline/store/postgres.js';
 import { openClickhouse } from '../pipeline/store/clickhouse.js';
 import { migrate } from '../pipeline/store/migrations.js';
@@ -45,18 +46,16 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
     ? await startMetricsServer({ host: config.host, port: config.metricsPort, log, text: () => metrics.text(), contentType: metrics.contentType })
     : undefined;
   log.info('worker started', { threads: config.workers, writesEvents: !!chStore });
-  return {
-    async close() {
-      await metricsServer?.close();
-      await node.close();
-      suppressions.close();
-      await streams.ingest.close();
-      await streams.events.close();
-      await nc.drain().catch(() => nc.close());
-      await wakes.close();
-      await chStore?.close();
-      await drops.close();
-      await pgStore.close();
-    },
-  };
+  // Closed in reverse order: the metrics server first, the Postgres pool last.
+  const closers = new Closers(log, slowCloseSeconds(config.shutdownSeconds));
+  closers.add('postgres', () => pgStore.close());
+  closers.add('drop counter', () => drops.close());
+  closers.add('clickhouse', () => chStore?.close());
+  closers.add('wakes', () => wakes.close());
+  closers.add('nats', () => nc.drain().catch(() => nc.close()));
+  closers.add('streams', async () => { await streams.ingest.close(); await streams.events.close(); });
+  closers.add('suppressions', () => suppressions.close());
+  closers.add('processing node', () => node.close());
+  closers.add('metrics server', () => metricsServer?.close());
+  return { close: () => closers.closeAll() };
 }

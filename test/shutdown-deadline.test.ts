@@ -1,18 +1,21 @@
-// A graceful stop of the command is bounded: `headwater serve` whose NATS server stops answering (here a TCP proxy
-// in front of the real one that stops forwarding) names the part it waits for and exits with
-// status 1 after HEADWATER_SHUTDOWN_SECONDS instead of hanging until a supervisor kills it. The
-// same process with NATS answering stops with status 0. Needs NATS_URL (the servers pass).
+// A graceful stop is bounded: `headwater serve` or `headwater worker` whose NATS server stops
+// answering (here a TCP proxy in front of the real one that stops forwarding) names the part it
+// waits for and exits with status 1 after HEADWATER_SHUTDOWN_SECONDS instead of hanging until a
+// supervisor kills it. The same process with NATS answering stops with status 0. Needs NATS_URL
+// and DATABASE_URL (the servers pass).
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { createServer, connect, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serveBin, stopBin } from './helpers/serve.js';
+import { BIN, NODE_ARGS, serveBin, stopBin } from './helpers/serve.js';
+import { poll } from './helpers/server.js';
 import { call } from './helpers/server.js';
 
 const natsUrl = process.env.NATS_URL;
-if (!natsUrl) {
-  t.plan(0, 'NATS_URL not set');
+if (!natsUrl || !process.env.DATABASE_URL) {
+  t.plan(0, 'NATS_URL or DATABASE_URL not set');
 } else {
   const upstream = new URL(natsUrl);
 
@@ -58,5 +61,32 @@ if (!natsUrl) {
     const s = await serveBin(dir, { NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}` });
     t.equal((await call(s.url, 'GET', '/health/ready')).status, 200);
     await t.resolves(stopBin(s, { ms: 30_000 }));
+  });
+
+  t.test('a worker whose NATS stops answering exits 1 at the deadline, naming the part', async (t) => {
+    const p = await proxy();
+    const dir = mkdtempSync(join(tmpdir(), 'hw-stop-'));
+    const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'worker', '--data-dir', dir], {
+      env: { ...process.env, NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}`, HEADWATER_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let printed = '';
+    child.stdout!.on('data', (b) => { printed += b; });
+    child.stderr!.on('data', (b) => { printed += b; });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    t.teardown(() => { child.kill('SIGKILL'); p.close(); rmSync(dir, { recursive: true, force: true }); });
+    t.ok(await poll(async () => printed, (x) => /headwater worker running/.test(x) || child.exitCode !== null, 60_000), 'started');
+    t.match(printed, /headwater worker running/);
+    p.freeze();
+    const began = Date.now();
+    child.kill('SIGTERM');
+    let hung: NodeJS.Timeout | undefined;
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => { hung = setTimeout(() => r('hung'), 30_000); })]);
+    clearTimeout(hung);
+    const took = Date.now() - began;
+    t.equal(code, 1, 'status 1');
+    t.match(printed, /"msg":"still closing","part":"nats"/, 'the log names the part it waited for');
+    t.match(printed, /shutdown did not finish in time/);
+    t.ok(took >= 3500 && took < 20_000, `exited at the deadline (${took} ms after SIGTERM)`);
   });
 }
