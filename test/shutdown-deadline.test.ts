@@ -3,7 +3,7 @@
 // waits for and exits with status 1 after HEADWATER_SHUTDOWN_SECONDS instead of hanging until a
 // supervisor kills it. The same process with NATS answering stops with status 0. Needs NATS_URL
 // and DATABASE_URL (the servers pass).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { createServer, connect, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,12 +37,18 @@ if (!natsUrl || !process.env.DATABASE_URL) {
     };
   }
 
-  t.test('a stop held by an unanswering NATS exits 1 at the deadline, naming the part', async (t) => {
+  /** `headwater serve` on NATS through a proxy, with a 4 s stop deadline; ready when it returns. */
+  async function servedBehindProxy(t: Test) {
     const p = await proxy();
     const dir = mkdtempSync(join(tmpdir(), 'hw-stop-'));
     t.teardown(() => { p.close(); rmSync(dir, { recursive: true, force: true }); });
     const s = await serveBin(dir, { NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}` });
     t.equal((await call(s.url, 'GET', '/health/ready')).status, 200);
+    return { p, s };
+  }
+
+  t.test('a stop held by an unanswering NATS exits 1 at the deadline, naming the part', async (t) => {
+    const { p, s } = await servedBehindProxy(t);
     p.freeze();
     const began = Date.now();
     const err = await stopBin(s, { ms: 30_000 }).then(() => undefined, (e: Error) => e);
@@ -55,11 +61,7 @@ if (!natsUrl || !process.env.DATABASE_URL) {
   });
 
   t.test('with NATS answering the same stop ends with status 0', async (t) => {
-    const p = await proxy();
-    const dir = mkdtempSync(join(tmpdir(), 'hw-stop-'));
-    t.teardown(() => { p.close(); rmSync(dir, { recursive: true, force: true }); });
-    const s = await serveBin(dir, { NATS_URL: p.url, HEADWATER_SHUTDOWN_SECONDS: '4', HEADWATER_STREAM_PREFIX: `stop${process.pid}` });
-    t.equal((await call(s.url, 'GET', '/health/ready')).status, 200);
+    const { p, s } = await servedBehindProxy(t);
     await t.resolves(stopBin(s, { ms: 30_000 }));
   });
 
