@@ -11,13 +11,14 @@
 // reads the child's TAP stream unchanged.
 import { spawn } from 'node:child_process';
 import { isMainThread } from 'node:worker_threads';
+import { joinNodeOptions, splitNodeOptions } from './node-options.js';
 
 const MARK = 'HEADWATER_TEST_UNHOOKED';
 const HOOK = /@tapjs[\\/]/;
 
 function runUnhooked(): Promise<never> {
   const execArgv = process.execArgv.filter((a) => !HOOK.test(a));
-  const nodeOptions = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((a) => a && !HOOK.test(a)).join(' ');
+  const nodeOptions = joinNodeOptions(splitNodeOptions(process.env.NODE_OPTIONS ?? '').filter((a) => !HOOK.test(a)));
   // tap's hook re-adds itself to NODE_OPTIONS of every spawn; `env` sets it back after that.
   const child = spawn('env', [`NODE_OPTIONS=${nodeOptions}`, process.execPath, ...execArgv, ...process.argv.slice(1)], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
