@@ -20,10 +20,10 @@ import { enqueueEmail, startEmailSender, type EmailSender } from '../journeys/em
 import { onEventsLanded, startJourneyRunner, TriggerIndex, type Runner } from '../journeys/executions/mod.js';
 
 // The Piscina task modules (workers/ depends on pipeline/ and journeys/, not back).
-const INGEST_TASK = new URL('../workers/ingest-task.js', import.meta.url).href;
+const INGEST_TASK = new URL('../workers/ingest-entry.cjs', import.meta.url).href;
 // Runs journey code and e-mail templates in QuickJS.
-const JOURNEY_TASK = new URL('../workers/journey-task.js', import.meta.url).href;
-const PROPS_TASK = new URL('../workers/props-task.js', import.meta.url).href;
+const JOURNEY_TASK = new URL('../workers/journey-entry.cjs', import.meta.url).href;
+const PROPS_TASK = new URL('../workers/props-entry.cjs', import.meta.url).href;
 
 export interface NodeOptions {
   config: Config;

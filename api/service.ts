@@ -62,7 +62,7 @@ import { startNode } from './node.js';
 
 // The Piscina task module that compiles pushed bundles (its own pool: compiles never take an
 // ingestion thread). The other task modules are started by the processing node (api/node.ts).
-const COMPILE_TASK = new URL('../workers/compile-task.js', import.meta.url).href;
+const COMPILE_TASK = new URL('../workers/compile-entry.cjs', import.meta.url).href;
 
 // The dashboard's build output (dist/ui, written by Vite in `npm run build`): static assets beside
 // the compiled server, not a module this folder imports.
