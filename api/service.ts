@@ -74,6 +74,8 @@ export interface Service {
   /** Set when this start generated the operator token (print it once). */
   generatedOperatorToken?: string;
   close(): Promise<void>;
+  /** During close(): the part closing now, then those after it (logged when a stop overruns). */
+  notClosed(): string[];
 }
 
 /**
@@ -272,7 +274,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     onClose('http server', () => server.close());
     const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     log.info('listening', { url: `http://${host}:${port}`, frontEnd: server.frontEnd, postgres: pgStore.embedded ? 'embedded' : 'server', clickhouse: chStore.embedded ? 'embedded' : 'server', nats: nc ? 'server' : 'in-process' });
-    return { port, url: `http://${host}:${port}`, generatedOperatorToken: secrets.generatedOperatorToken, close: closeAll };
+    return { port, url: `http://${host}:${port}`, generatedOperatorToken: secrets.generatedOperatorToken, close: closeAll, notClosed: () => closers.notClosed() };
   } catch (err) {
     await closeAll();
     throw err;

@@ -76,9 +76,9 @@ ${OPERATOR_TOKEN_RULE}
  * supervisor's own limit kills it without a word. Stopping there is a crash the stores recover
  * from: unacknowledged stream messages are delivered again and answers the store holds are kept.
  */
-function exitAfter(seconds: number, log: Logger) {
+function exitAfter(seconds: number, log: Logger, notClosed: () => string[]) {
   setTimeout(() => {
-    log.error('shutdown did not finish in time; exiting', { afterSeconds: seconds });
+    log.error('shutdown did not finish in time; exiting', { afterSeconds: seconds, notClosed: notClosed() });
     process.exit(1);
   }, seconds * 1000).unref();
 }
@@ -99,7 +99,7 @@ async function serve(argv: string[]) {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal: sig });
-    exitAfter(config.shutdownSeconds, log);
+    exitAfter(config.shutdownSeconds, log, svc.notClosed);
     await svc.close();
     process.exit(0);
   };
@@ -118,7 +118,7 @@ async function worker(argv: string[]) {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    exitAfter(config.shutdownSeconds, log);
+    exitAfter(config.shutdownSeconds, log, w.notClosed);
     await w.close();
     process.exit(0);
   };

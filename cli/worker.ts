@@ -18,7 +18,7 @@ import { Suppressions } from '../pipeline/privacy/mod.js';
 import { startNode } from '../api/node.js';
 import { openWakes } from '../pipeline/wakes.js';
 
-export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void> }> {
+export async function runWorker(config: Config, log: Logger): Promise<{ close(): Promise<void>; notClosed(): string[] }> {
   if (!config.databaseUrl || !config.natsUrl) throw new ConfigError('headwater worker needs DATABASE_URL and NATS_URL (embedded stores belong to the serve process)');
   const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log });
   const chStore = config.clickhouseUrl ? await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
@@ -57,5 +57,5 @@ export async function runWorker(config: Config, log: Logger): Promise<{ close():
   closers.add('suppressions', () => suppressions.close());
   closers.add('processing node', () => node.close());
   closers.add('metrics server', () => metricsServer?.close());
-  return { close: () => closers.closeAll() };
+  return { close: () => closers.closeAll(), notClosed: () => closers.notClosed() };
 }
