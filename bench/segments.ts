@@ -55,7 +55,7 @@ export async function segmentCreateBench(http: Http, url: string, databaseUrl: s
       const k = Math.min(10_000, n - i);
       await c.query(
         `INSERT INTO profiles (id, org_id, app_id, source_id, environment, traits, created_at, updated_at)
-         SELECT 'prf_bench_' || $5 || '_' || lpad(g::text, 7, '0'), $1, $2, $3, 'production',
+         SELECT 'prf_bench_' || $5::text || '_' || lpad(g::text, 7, '0'), $1::text, $2::text, $3::text, 'production',
                 jsonb_build_object('score', g % 100, 'plan', CASE WHEN g % 3 = 0 THEN 'pro' ELSE 'free' END), now(), now()
          FROM generate_series($4::int, $4::int + $6::int - 1) AS g`, [f.orgId, f.appId, f.sourceId, i, run, k]);
       // Stored answers of track calls, as ingestion leaves them: the create fills the history of
@@ -63,11 +63,11 @@ export async function segmentCreateBench(http: Http, url: string, databaseUrl: s
       // long ago, so that no landing recovery or reconciliation window takes them for recent calls.
       await c.query(
         `INSERT INTO messages (org_id, app_id, message_id, kind, created_at, result)
-         SELECT $1, $2, 'm_bench_' || $4 || '_' || g, 'track', now() - interval '400 days', jsonb_build_object('event', jsonb_build_object(
-                  'id', 'evt_bench_' || $4 || '_' || g, 'orgId', $1, 'appId', $2, 'sourceId', $3,
-                  'profileId', 'prf_bench_' || $4 || '_' || lpad(g::text, 7, '0'), 'environment', 'production',
+         SELECT $1::text, $2::text, 'm_bench_' || $4::text || '_' || g, 'track', now() - interval '400 days', jsonb_build_object('event', jsonb_build_object(
+                  'id', 'evt_bench_' || $4::text || '_' || g, 'orgId', $1::text, 'appId', $2::text, 'sourceId', $3::text,
+                  'profileId', 'prf_bench_' || $4::text || '_' || lpad(g::text, 7, '0'), 'environment', 'production',
                   'event', 'Signup', 'properties', '{}'::jsonb, 'timestamp', now() - make_interval(days => g % 60),
-                  'receivedAt', now(), 'messageId', 'm_bench_' || $4 || '_' || g))
+                  'receivedAt', now(), 'messageId', 'm_bench_' || $4::text || '_' || g))
          FROM generate_series($5::int, $5::int + $6::int - 1) AS g`, [f.orgId, f.appId, f.sourceId, run, i, k]);
     }
     await c.query('ANALYZE profiles'); await c.query('ANALYZE messages');
