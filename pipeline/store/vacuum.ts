@@ -6,6 +6,15 @@
 // default thresholds: a table is vacuumed once its dead rows pass 50 + 20 % of its live rows, and
 // analyzed once 50 + 10 % of it changed, on a smaller sample than ANALYZE takes by default. A
 // PostgreSQL server has autovacuum, so it runs only embedded.
+// It also does autovacuum's other duty, the one that guards data rather than speed: freezing. A
+// transaction ID is 32 bits; a table none of whose rows were ever frozen (insert-only tables such as
+// the stored answers are never vacuumed for dead rows, and catalogs not at all) holds row versions
+// that, 2^31 transactions later, read as written in the future and vanish. A server stops accepting
+// writes before that; PGlite runs Postgres as a single-user backend, where that stop is not enforced.
+// So, as autovacuum does, a table whose oldest unfrozen transaction ID (or multixact) is older than
+// autovacuum_freeze_max_age (200 million; autovacuum_multixact_freeze_max_age, 400 million) is
+// vacuumed with FREEZE, catalogs included. That pass holds the store for as long as it reads the
+// table's pages not frozen yet, so it is logged at `info` with its duration.
 import type pg from 'pg';
 import type { Logger } from '../../lib/log.js';
 
@@ -14,6 +23,10 @@ export interface VacuumOptions {
   log: Logger;
   /** How often the statistics are read (two cheap statements); default 15 s. */
   intervalMs?: number;
+  /** Transaction-ID age past which a table is frozen; default the store's autovacuum_freeze_max_age. */
+  freezeMaxAge?: number;
+  /** The same for multixacts; default the store's autovacuum_multixact_freeze_max_age. */
+  multixactFreezeMaxAge?: number;
 }
 
 export interface Vacuum { close(): Promise<void> }
@@ -28,7 +41,40 @@ export function startVacuum(o: VacuumOptions): Vacuum {
   let closed = false;
   let running: Promise<void> = Promise.resolve();
 
+  /** The ages past which tables are frozen: the options', else the store's autovacuum settings. */
+  let limits: Promise<{ xid: number; mxid: number }> | undefined;
+  const readLimits = async () => {
+    const r = await o.pool.query<{ xid: string; mxid: string }>(
+      `SELECT current_setting('autovacuum_freeze_max_age') AS xid, current_setting('autovacuum_multixact_freeze_max_age') AS mxid`);
+    return { xid: o.freezeMaxAge ?? Number(r.rows[0]!.xid), mxid: o.multixactFreezeMaxAge ?? Number(r.rows[0]!.mxid) };
+  };
+
+  /** Freezes the tables (catalogs included) whose oldest unfrozen IDs passed the limits, if any did. */
+  const freeze = async () => {
+    // A failed read (the store away) is read again next round.
+    const lim = await (limits ??= readLimits().catch((err: unknown) => { limits = undefined; throw err; }));
+    // The database's oldest IDs first (one row): the tables are listed only when one is past a limit.
+    const db = await o.pool.query<{ old: boolean }>(
+      `SELECT age(datfrozenxid) > $1 OR mxid_age(datminmxid) > $2 AS old FROM pg_database WHERE datname = current_database()`,
+      [lim.xid, lim.mxid]);
+    if (!db.rows[0]?.old) return;
+    const r = await o.pool.query<{ name: string; age: string }>(
+      `SELECT c.oid::regclass::text AS name, greatest(age(c.relfrozenxid), age(t.relfrozenxid))::text AS age
+       FROM pg_class c LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
+       WHERE c.relkind IN ('r', 'm') AND c.relpersistence <> 't'
+         AND (greatest(age(c.relfrozenxid), age(t.relfrozenxid)) > $1 OR greatest(mxid_age(c.relminmxid), mxid_age(t.relminmxid)) > $2)
+       ORDER BY greatest(age(c.relfrozenxid), age(t.relfrozenxid)) DESC`, [lim.xid, lim.mxid]);
+    for (const t of r.rows) {
+      if (closed) return;
+      const began = performance.now();
+      // regclass output is the name quoted (and schema-qualified) as SQL needs it.
+      await o.pool.query(`VACUUM (FREEZE) ${t.name}`);
+      o.log.info('embedded store: table frozen against transaction ID wraparound', { table: t.name, age: Number(t.age), ms: Math.round(performance.now() - began) });
+    }
+  };
+
   const round = async () => {
+    await freeze();
     // PGlite flushes its table statistics only when asked; the read after this sees them.
     await o.pool.query('SELECT pg_stat_force_next_flush()');
     const r = await o.pool.query<TableStats>(
