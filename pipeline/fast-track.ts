@@ -3,7 +3,7 @@
 // of them owned as far as it knows: a new profile is proposed, migration 26; the org's catalog and
 // segment definitions), the lane's calls are written in one statement, its own transaction when no
 // segment watches them (else the decisions follow in the same transaction):
-// headwater_track_fast (migrations 8, 9, 11, 26, 27, 33 and 34) checks that the catalog, segment and
+// headwater_track_fast (migrations 8, 9, 11, 26, 27, 33, 34, 36 and 37) checks that the catalog, segment and
 // identity versions the decision used are still current and the sources are live, then stores the
 // messageIds with their answers, the new events' segment history (names a segment names) and the identifies' trait and
 // consent patches. A track's messageId stored before answers its original (a replay), as on the
