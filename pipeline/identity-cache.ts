@@ -5,7 +5,40 @@
 // learned at, and answers "stale" otherwise. One per process (embedded) or per worker thread.
 const MAX_ENTRIES_PER_ORG = 100_000;
 
-interface OrgEntries { version: number; owners: Map<string, string> }
+/**
+ * One org's owners, bounded in two generations of at most half the cap each: entries learned or
+ * used lately, then those before them. When the recent one is full it becomes the older one and the
+ * older is dropped; an entry found in the older one is carried into the recent one, so identifiers
+ * in use stay known however many new ones pass. (Clearing everything at the cap sent every
+ * returning user of a growing org to the slow path at once: with 20 % new users among 20,000
+ * returning ones, 7.5 % of the returning calls missed, against 2.5 % that are first sightings.)
+ */
+export class Owners {
+  private recent = new Map<string, string>();
+  private older = new Map<string, string>();
+
+  get(key: string): string | undefined {
+    const p = this.recent.get(key);
+    if (p !== undefined) return p;
+    const q = this.older.get(key);
+    if (q !== undefined) this.set(key, q);
+    return q;
+  }
+
+  has(key: string): boolean { return this.get(key) !== undefined; }
+
+  set(key: string, profileId: string): void {
+    if (this.recent.size >= MAX_ENTRIES_PER_ORG / 2 && !this.recent.has(key)) {
+      this.older = this.recent;
+      this.recent = new Map();
+    }
+    this.recent.set(key, profileId);
+  }
+
+  get size(): number { return this.recent.size + this.older.size; }
+}
+
+interface OrgEntries { version: number; owners: Owners }
 
 export class IdentityCache {
   private readonly byOrg = new Map<string, OrgEntries>();
@@ -22,17 +55,13 @@ export class IdentityCache {
   learn(orgId: string, version: number, entries: Iterable<[key: string, profileId: string]>): void {
     let org = this.byOrg.get(orgId);
     if (org !== undefined && version < org.version) return;
-    if (org === undefined || version > org.version) this.byOrg.set(orgId, (org = { version, owners: new Map() }));
-    for (const [key, profileId] of entries) {
-      // Bounded: past the cap the org starts over (the slow path learns again).
-      if (org.owners.size >= MAX_ENTRIES_PER_ORG) org.owners.clear();
-      org.owners.set(key, profileId);
-    }
+    if (org === undefined || version > org.version) this.byOrg.set(orgId, (org = { version, owners: new Owners() }));
+    for (const [key, profileId] of entries) org.owners.set(key, profileId);
   }
 
   /** The org's identifiers moved since: forget them, and remember the version read now. */
   reset(orgId: string, version: number): void {
-    this.byOrg.set(orgId, { version, owners: new Map() });
+    this.byOrg.set(orgId, { version, owners: new Owners() });
   }
 
   close(): void {
