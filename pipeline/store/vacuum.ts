@@ -41,29 +41,24 @@ export function startVacuum(o: VacuumOptions): Vacuum {
   let closed = false;
   let running: Promise<void> = Promise.resolve();
 
-  /** The ages past which tables are frozen: the options', else the store's autovacuum settings. */
-  let limits: Promise<{ xid: number; mxid: number }> | undefined;
-  const readLimits = async () => {
-    const r = await o.pool.query<{ xid: string; mxid: string }>(
-      `SELECT current_setting('autovacuum_freeze_max_age') AS xid, current_setting('autovacuum_multixact_freeze_max_age') AS mxid`);
-    return { xid: o.freezeMaxAge ?? Number(r.rows[0]!.xid), mxid: o.multixactFreezeMaxAge ?? Number(r.rows[0]!.mxid) };
-  };
+  // The ages past which tables are frozen: the options', else the store's autovacuum settings.
+  const ages = [o.freezeMaxAge ?? null, o.multixactFreezeMaxAge ?? null];
+  const XID_LIMIT = `COALESCE($1::int, current_setting('autovacuum_freeze_max_age')::int)`;
+  const MXID_LIMIT = `COALESCE($2::int, current_setting('autovacuum_multixact_freeze_max_age')::int)`;
 
   /** Freezes the tables (catalogs included) whose oldest unfrozen IDs passed the limits, if any did. */
   const freeze = async () => {
-    // A failed read (the store away) is read again next round.
-    const lim = await (limits ??= readLimits().catch((err: unknown) => { limits = undefined; throw err; }));
     // The database's oldest IDs first (one row): the tables are listed only when one is past a limit.
     const db = await o.pool.query<{ old: boolean }>(
-      `SELECT age(datfrozenxid) > $1 OR mxid_age(datminmxid) > $2 AS old FROM pg_database WHERE datname = current_database()`,
-      [lim.xid, lim.mxid]);
+      `SELECT age(datfrozenxid) > ${XID_LIMIT} OR mxid_age(datminmxid) > ${MXID_LIMIT} AS old FROM pg_database WHERE datname = current_database()`,
+      ages);
     if (!db.rows[0]?.old) return;
     const r = await o.pool.query<{ name: string; age: string }>(
       `SELECT c.oid::regclass::text AS name, greatest(age(c.relfrozenxid), age(t.relfrozenxid))::text AS age
        FROM pg_class c LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
        WHERE c.relkind IN ('r', 'm') AND c.relpersistence <> 't'
-         AND (greatest(age(c.relfrozenxid), age(t.relfrozenxid)) > $1 OR greatest(mxid_age(c.relminmxid), mxid_age(t.relminmxid)) > $2)
-       ORDER BY greatest(age(c.relfrozenxid), age(t.relfrozenxid)) DESC`, [lim.xid, lim.mxid]);
+         AND (greatest(age(c.relfrozenxid), age(t.relfrozenxid)) > ${XID_LIMIT} OR greatest(mxid_age(c.relminmxid), mxid_age(t.relminmxid)) > ${MXID_LIMIT})
+       ORDER BY greatest(age(c.relfrozenxid), age(t.relfrozenxid)) DESC`, ages);
     for (const t of r.rows) {
       if (closed) return;
       const began = performance.now();
