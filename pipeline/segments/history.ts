@@ -18,24 +18,21 @@ export const windowStart = (nowMs: number, withinDays: number) => new Date(nowMs
 
 export interface CountSpec { profileId: string; name: string; withinDays?: number; limit: number }
 
-/** Windows counted in one scan of a (profile, name); a group with more takes another scan. */
+/** Windows counted in one read of a (profile, name) (headwater_window_counts takes four); a group with more takes another. */
 const SLOTS = 4;
 
 /**
- * The counts of every spec, up to its `limit`, in one index scan per (profile, name): the newest
- * `max(limit)` entries, counted at each window's start. Exact up to each limit: entries left out of
- * the scan are older than all read, so a window either holds every entry read (and so at least the
- * limit) or ends inside what was read. (One scan per window read the same entries once per window.)
- * `$1`..`$7` shifted by `at` (parameters from `countParams`); yields one int[SLOTS] per group.
+ * The counts of every spec's window, exact, from the per-day totals (event_counts, kept with
+ * event_history by its triggers): headwater_window_counts (migration 38) sums the UTC days after the
+ * one a window starts in and adds that day's history rows from the window's start. The cost follows
+ * the days a profile was active, not its events or the largest `atLeast` (a count by rows read up to
+ * that many, ~1 us a row embedded). A function, so its plan is made once a session (the statement
+ * written out here took longer to plan than to run). `$1`..`$6` shifted by `at` (parameters from
+ * `countParams`); yields one int[SLOTS] per group, in order.
  */
 export function countsSql(at = 0): string {
   const p = (i: number) => `$${i + at}`;
-  const cuts = Array.from({ length: SLOTS }, (_, k) => `count(*) FILTER (WHERE x.ts >= t.c${k + 1})`).join(', ');
-  return `SELECT (SELECT ARRAY[${cuts}]::int[]
-                  FROM (SELECT h.ts FROM event_history h WHERE h.profile_id = t.p AND h.name = t.n ORDER BY h.ts DESC LIMIT t.l) x)
-     FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::int[], ${p(4)}::timestamptz[], ${p(5)}::timestamptz[], ${p(6)}::timestamptz[], ${p(7)}::timestamptz[])
-          WITH ORDINALITY AS t(p, n, l, c1, c2, c3, c4, i)
-     ORDER BY t.i`;
+  return `SELECT c FROM headwater_window_counts(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::timestamptz[], ${p(4)}::timestamptz[], ${p(5)}::timestamptz[], ${p(6)}::timestamptz[]) AS c`;
 }
 
 export interface CountQuery {
@@ -46,7 +43,7 @@ export interface CountQuery {
 }
 
 export function countParams(specs: CountSpec[], nowMs: number): CountQuery {
-  const ps: string[] = [], ns: string[] = [], ls: number[] = [];
+  const ps: string[] = [], ns: string[] = [];
   const cs: Array<Array<string | null>> = Array.from({ length: SLOTS }, () => []);
   const at: Array<[group: number, slot: number]> = [];
   // The open group of each (profile, name) and its windows by start.
@@ -59,7 +56,7 @@ export function countParams(specs: CountSpec[], nowMs: number): CountQuery {
     if (grp === undefined || (slot === undefined && grp.slots.size >= SLOTS)) {
       grp = { g: ps.length, slots: new Map() };
       open.set(key, grp);
-      ps.push(s.profileId); ns.push(s.name); ls.push(0);
+      ps.push(s.profileId); ns.push(s.name);
       for (const c of cs) c.push(null);
     }
     if (slot === undefined) {
@@ -67,20 +64,19 @@ export function countParams(specs: CountSpec[], nowMs: number): CountQuery {
       grp.slots.set(cut, slot);
       cs[slot]![grp.g] = cut;
     }
-    ls[grp.g] = Math.max(ls[grp.g]!, s.limit);
     at.push([grp.g, slot]);
   }
   return {
-    args: [ps, ns, ls, ...cs],
+    args: [ps, ns, ...cs],
     read: (rows) => at.map(([g, k], i) => Math.min(rows[g]![k]!, specs[i]!.limit)),
   };
 }
 
-export async function countEvents(c: Queryable, specs: CountSpec[], nowMs: number): Promise<number[]> {
+export async function countEvents(c: RowSource, specs: CountSpec[], nowMs: number): Promise<number[]> {
   if (specs.length === 0) return [];
   const q = countParams(specs, nowMs);
-  const r = await c.query<{ n: number[] }>(`SELECT ARRAY(${countsSql()}) AS n`, q.args);
-  return q.read(r.rows[0]!.n as unknown as number[][]);
+  const r = await c.query(`SELECT ARRAY(${countsSql()}) AS n`, q.args);
+  return q.read(r.rows[0]!.n as number[][]);
 }
 
 /**
