@@ -18,6 +18,7 @@ export interface Config {
   streamPrefix?: string;
   workers: number;
   embeddedCacheMb: number;
+  embeddedIdleTxMs: number;
   compileThreads: number;
   bodyLimit: number;
   artifactLimit: number;
@@ -82,6 +83,7 @@ export const OPTIONS: Opt[] = [
   { key: 'streamPrefix', flag: '--stream-prefix', env: 'HEADWATER_STREAM_PREFIX', def: undefined, kind: 'string', help: 'prefix of the JetStream stream, consumer and subject names, so several deployments can share one NATS server' },
   { key: 'workers', flag: '--workers', env: 'HEADWATER_WORKERS', def: '2', kind: 'int', help: 'Piscina worker threads' },
   { key: 'embeddedCacheMb', flag: '--embedded-cache-mb', env: 'HEADWATER_EMBEDDED_CACHE_MB', def: '128', kind: 'int', help: 'page cache of embedded PostgreSQL (PGlite shared_buffers), MiB, 16 to 4096; unused with DATABASE_URL. Ingestion slows as the hot index pages of a growing store outgrow it; a larger cache keeps it steady longer and adds as much to the process\'s memory' },
+  { key: 'embeddedIdleTxMs', flag: '--embedded-idle-tx-ms', env: 'HEADWATER_EMBEDDED_IDLE_TX_MS', def: '5000', kind: 'int', help: 'how long a client of the embedded store\'s socket (psql) may leave a transaction idle while the service waits for the store, milliseconds; then it is rolled back and the connection closed (0: never). Unused with DATABASE_URL' },
   { key: 'compileThreads', flag: '--compile-threads', env: 'HEADWATER_COMPILE_THREADS', def: '1', kind: 'int', help: 'threads compiling pushed journey and template bundles (a pool of its own, started on demand)' },
   { key: 'bodyLimit', flag: '--body-limit', env: 'HEADWATER_BODY_LIMIT', def: String(1024 * 1024), kind: 'int', help: 'request body limit in bytes (413 payload_too_large)' },
   { key: 'artifactLimit', flag: '--artifact-limit', env: 'HEADWATER_ARTIFACT_LIMIT', def: String(32 * 1024 * 1024), kind: 'int', help: 'artifact upload limit in bytes (413 artifact_too_large)' },

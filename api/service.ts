@@ -104,7 +104,7 @@ export async function startService(config: Config, log: Logger): Promise<Service
     // below still catches a port taken meanwhile).
     if (config.port !== 0) await assertPortFree(config.host, config.port);
     const secrets = loadSecrets({ dataDir: config.dataDir, operatorToken: config.operatorToken, secretKey: config.secretKey });
-    const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log, cacheMb: config.embeddedCacheMb });
+    const pgStore = await openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, log, cacheMb: config.embeddedCacheMb, idleTxMs: config.embeddedIdleTxMs });
     onClose('postgres', () => pgStore.close());
     const chStore = await openClickhouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     onClose('clickhouse', () => chStore.close());

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { WireMessage } from './pglite-channel.js';
 import { startPglite } from './pglite-start.js';
 
-const { dataDir, socketPath, cacheMb } = workerData as { dataDir: string; socketPath: string; cacheMb?: number };
+const { dataDir, socketPath, cacheMb, idleTxMs } = workerData as { dataDir: string; socketPath: string; cacheMb?: number; idleTxMs?: number };
 
 const db = await startPglite(dataDir, cacheMb);
 
@@ -26,6 +26,17 @@ const queue: Request[] = [];
 let running = false;
 /** The connection whose transaction is open on the session, if any. */
 let owner: number | undefined;
+
+/**
+ * Since when the socket client that owns the session has left its transaction idle (0: it does not,
+ * or the owner is the service). Once that has lasted `idleTxMs` while other connections' requests
+ * wait, its transaction is rolled back and its connection closed (`endIdle`): an operator's psql
+ * left in `BEGIN` would otherwise hold ingestion until it is closed. Not while it runs a statement.
+ */
+let idleSince = 0;
+let idleTimer: NodeJS.Timeout | undefined;
+/** Socket connections ended for idling: what they still send is dropped. */
+const cut = new Set<number>();
 
 /** The next request that may run: the oldest, or the owner's oldest while a transaction is open. */
 function next(): Request | undefined {
@@ -53,11 +64,56 @@ async function drain(): Promise<void> {
       // was, and pg expects no reply.
       if (out.length === 0) continue;
       owner = sessionIdle(out) ? undefined : m.conn;
+      idleSince = owner !== undefined && owner < 0 ? Date.now() : 0;
       answer(m.conn, out);
     }
   } finally {
     running = false;
   }
+  watchIdle();
+}
+
+/** Ends the socket owner's transaction once it idled `idleTxMs` with others waiting, or checks again then. */
+function watchIdle(): void {
+  clearTimeout(idleTimer);
+  idleTimer = undefined;
+  if (!idleTxMs || running || idleSince === 0 || owner === undefined || !queue.some((m) => m.conn !== owner)) return;
+  const left = idleSince + idleTxMs - Date.now();
+  if (left > 0) { idleTimer = setTimeout(watchIdle, left); idleTimer.unref(); return; }
+  void endIdle(owner);
+}
+
+/**
+ * Rolls back the idle socket client's transaction and closes its connection with the error a
+ * PostgreSQL server sends for idle_in_transaction_session_timeout (25P03), then runs what waited.
+ */
+async function endIdle(conn: number): Promise<void> {
+  running = true;
+  const idled = Date.now() - idleSince;
+  try {
+    cut.add(conn);
+    owner = undefined;
+    idleSince = 0;
+    partial.delete(conn);
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i]!.conn === conn) queue.splice(i, 1);
+    await db.exec('ROLLBACK').catch(() => {});
+    sockets.get(conn)?.end(fatal('25P03', `terminating connection due to idle-in-transaction timeout: the transaction idled ${idled} ms while the service waited for the store (HEADWATER_EMBEDDED_IDLE_TX_MS)`));
+    parentPort!.postMessage({ type: 'idle-ended', ms: idled });
+  } finally {
+    running = false;
+  }
+  void drain();
+}
+
+/** A FATAL ErrorResponse message (the Postgres wire protocol). */
+function fatal(code: string, message: string): Buffer {
+  const body = Buffer.concat([
+    Buffer.from(`SFATAL\0VFATAL\0C${code}\0M`), Buffer.from(message, 'utf8'), Buffer.from('\0\0'),
+  ]);
+  const head = Buffer.alloc(5);
+  head[0] = 0x45; // E
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
 }
 
 /** A connection went away: what it left open on the session is rolled back. */
@@ -182,6 +238,7 @@ const server = createServer((s) => {
   let started = false;
   let head = Buffer.alloc(0);
   s.on('data', (d: Buffer) => {
+    if (cut.has(conn)) return;
     if (started) { queue.push({ type: 'wire', conn, data: d }); void drain(); return; }
     // Before the startup message: encryption requests are declined ('N': go on in the clear; the
     // socket is its owner's alone), a cancel request is not supported (the connection is closed).
@@ -199,6 +256,7 @@ const server = createServer((s) => {
   s.on('error', () => {});
   s.on('close', () => {
     sockets.delete(conn);
+    cut.delete(conn);
     queue.push({ type: 'wire-close', conn });
     void drain();
   });

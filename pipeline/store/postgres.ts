@@ -43,9 +43,10 @@ const types = {
 
 /**
  * Opens PostgreSQL at `url`, or starts embedded PGlite in `dataDir` when `url` is unset, with a page
- * cache of `cacheMb` (its shared_buffers; PostgreSQL's 128 MB when unset).
+ * cache of `cacheMb` (its shared_buffers; PostgreSQL's 128 MB when unset). `idleTxMs`: how long a
+ * client of the store's socket may leave a transaction idle while the service waits (0 or unset: no limit).
  */
-export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number; cacheMb?: number }): Promise<Postgres> {
+export async function openPostgres(opts: { url?: string; dataDir: string; log: Logger; max?: number; cacheMb?: number; idleTxMs?: number }): Promise<Postgres> {
   if (opts.url) {
     const connection = { connectionString: opts.url };
     const pool = createPool(connection, opts.max ?? 8, opts.log);
@@ -59,7 +60,7 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   mkdirSync(sockDir, { recursive: true, mode: 0o700 });
   const socketPath = join(sockDir, '.s.PGSQL.5432');
   rmSync(socketPath, { force: true });
-  const worker = new Worker(new URL('./pglite-host.js', import.meta.url), { workerData: { dataDir: join(dir, 'data'), socketPath, cacheMb: opts.cacheMb } });
+  const worker = new Worker(new URL('./pglite-host.js', import.meta.url), { workerData: { dataDir: join(dir, 'data'), socketPath, cacheMb: opts.cacheMb, idleTxMs: opts.idleTxMs } });
   await new Promise<void>((resolve, reject) => {
     worker.once('message', (m) => (m.type === 'ready' ? resolve() : reject(new Error('pglite failed to start'))));
     worker.once('error', reject);
@@ -70,6 +71,9 @@ export async function openPostgres(opts: { url?: string; dataDir: string; log: L
   // never run at once; with two, one connection's next statement waits at the host while the
   // other's runs.
   const connection = { host: sockDir, port: 5432, user: 'postgres', database: 'postgres' };
+  worker.on('message', (m: { type?: string; ms?: number }) => {
+    if (m.type === 'idle-ended') opts.log.warn('embedded store: a socket client\'s transaction left idle while the service waited was rolled back and its connection closed', { idledMs: m.ms });
+  });
   const channel = new PgliteChannel(worker);
   const pool = createPool(connection, EMBEDDED_CONNECTIONS, opts.log, channel.stream);
   const vacuum = startVacuum({ pool, log: opts.log });
