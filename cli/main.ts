@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { loadConfig, configHelp, ConfigError } from '../api/config.js';
 import { createLogger, type Logger } from '../lib/log.js';
+import { exitOrKill } from '../lib/exit.js';
 import { callApi, CliError, flag, operatorTarget } from './request.js';
 import { JOURNEY_HELP, runJourneyCommand } from './journeys.js';
 
@@ -79,7 +80,7 @@ ${OPERATOR_TOKEN_RULE}
 function exitAfter(seconds: number, log: Logger, notClosed: () => string[]) {
   setTimeout(() => {
     log.error('shutdown did not finish in time; exiting', { afterSeconds: seconds, notClosed: notClosed() });
-    process.exit(1);
+    exitOrKill(1);
   }, seconds * 1000).unref();
 }
 
