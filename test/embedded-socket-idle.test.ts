@@ -2,7 +2,7 @@
 // the one session the service's statements need (docs/operations.md): after HEADWATER_EMBEDDED_IDLE_TX_MS
 // with the service waiting, its transaction is rolled back and its connection closed with 25P03, and
 // the service goes on; a transaction that keeps running statements is not ended. Always embedded.
-import t from 'tap';
+import t, { type Test as Tap } from 'tap';
 import pg from 'pg';
 import { join } from 'node:path';
 import { createAppFixture, startServer, trackCall, uid } from './helpers/server.js';
@@ -11,6 +11,18 @@ import { EMBEDDED_ENV, embeddedPassOnly } from './helpers/modes.js';
 embeddedPassOnly(t, 'the embedded store\'s socket');
 
 const LIMIT_MS = 400;
+
+/** A server with the limit `idleTxMs`, an app to track into, and a client of the store's socket in BEGIN. */
+async function heldStore(t: Tap, idleTxMs: string) {
+  const s = await startServer([], { ...EMBEDDED_ENV, HEADWATER_EMBEDDED_IDLE_TX_MS: idleTxMs });
+  t.teardown(() => s.close());
+  const f = await createAppFixture(s);
+  const psql = new pg.Client({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres' });
+  await psql.connect();
+  t.teardown(() => psql.end());
+  await psql.query('BEGIN');
+  return { s, f, psql };
+}
 
 t.test('an idle transaction on the socket is ended while the service waits', async (t) => {
   const s = await startServer([], { ...EMBEDDED_ENV, HEADWATER_EMBEDDED_IDLE_TX_MS: String(LIMIT_MS) });
@@ -48,13 +60,7 @@ t.test('an idle transaction on the socket is ended while the service waits', asy
 });
 
 t.test('a transaction that keeps running statements is not ended', async (t) => {
-  const s = await startServer([], { ...EMBEDDED_ENV, HEADWATER_EMBEDDED_IDLE_TX_MS: String(LIMIT_MS) });
-  t.teardown(() => s.close());
-  const f = await createAppFixture(s);
-  const psql = new pg.Client({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres' });
-  await psql.connect();
-  t.teardown(() => psql.end());
-  await psql.query('BEGIN');
+  const { s, f, psql } = await heldStore(t, String(LIMIT_MS));
   const call = trackCall(s, f, { identifiers: { userId: uid('u') }, event: 'Behind' });
   // Statements every LIMIT/4 for three limits: never idle for the limit, so never ended.
   const until = Date.now() + 3 * LIMIT_MS;
@@ -71,13 +77,7 @@ t.test('a transaction that keeps running statements is not ended', async (t) => 
 });
 
 t.test('0 turns the limit off; a negative value is refused', async (t) => {
-  const s = await startServer([], { ...EMBEDDED_ENV, HEADWATER_EMBEDDED_IDLE_TX_MS: '0' });
-  t.teardown(() => s.close());
-  const f = await createAppFixture(s);
-  const psql = new pg.Client({ host: join(s.dataDir!, 'run'), port: 5432, user: 'postgres', database: 'postgres' });
-  await psql.connect();
-  t.teardown(() => psql.end());
-  await psql.query('BEGIN');
+  const { s, f, psql } = await heldStore(t, '0');
   let answered = false;
   const call = trackCall(s, f, { identifiers: { userId: uid('u') }, event: 'Held' }).then((r) => { answered = true; return r; });
   await new Promise((r) => setTimeout(r, 4 * LIMIT_MS));
