@@ -2,16 +2,17 @@ import type { Migration } from './types.js';
 
 // Event predicates counted from per-day totals instead of history rows. A count read the newest
 // rows of a (profile, name) up to the largest `atLeast` asked of it, about 1 us a row on embedded
-// Postgres: with 50 segments and ~80 events a profile that was most of a write's time, and a
-// segment asking `atLeast: 100000` would have read a heavy user's 100,000 rows at each of their
-// events. event_counts holds how many history rows each (profile, name) has on each UTC day; a
-// window's count is the days after the one it starts in, plus the rows of that one day from the
-// window's start (pipeline/segments/history.ts). Kept by statement triggers on event_history, so
-// every writer (ingestion, membership transitions, merges moving rows, erasure, retention, history
-// fills) keeps both in step in its own transaction: one upsert per (profile, name, day) a statement
-// touches, in key order (removals lock theirs in that order first), so concurrent writers lock in one order. Rows that reach 0 are
-// deleted. The triggers are created before the backfill: CREATE TRIGGER locks event_history against
-// writes until this migration commits, so no row is counted twice or missed.
+// Postgres: at ~80 events a profile, two thirds of a decision's read, and a segment asking
+// `atLeast: 100000` would have read a heavy user's 100,000 rows at each of their events.
+// event_counts holds how many history rows each (profile, name) has on each UTC day; a window's
+// count is the days after the one it starts in, plus the rows of that one day from the window's
+// start (pipeline/segments/history.ts). Kept by statement triggers on event_history, so every
+// writer (ingestion, membership transitions, merges moving rows, erasure, retention, history fills)
+// keeps both in step in its own transaction: one upsert per (profile, name, day) a statement
+// touches, in key order (removals lock theirs in that order first), so concurrent writers lock in
+// one order. Rows that reach 0 are deleted. The triggers are created before the backfill: CREATE
+// TRIGGER locks event_history against writes until this migration commits, so no row is counted
+// twice or missed.
 const day = (k: number) => `(t.c${k} AT TIME ZONE 'UTC')::date`;
 // A window's count: the days after its first, and that first day's rows from its start, read only
 // when the profile has a total on that day (most windows start on a day it was not active).
