@@ -6,7 +6,8 @@
 // profiles or messages sequentially, also once the table holds thousands more. Runs on the store of
 // the pass: a database of its own on the PostgreSQL server (DATABASE_URL), else embedded Postgres.
 // Also: the fast path writes segment history only for the names its caller says keep it (migration 33),
-// and a new profile's identifier that conflicts under its lock fails as a concurrency failure (36).
+// a new profile's identifier that conflicts under its lock fails as a concurrency failure (36), and
+// one owned before defers its lane only, the others written (40).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { openOwnStore } from '../pipeline/store/own-store.js';
@@ -94,11 +95,11 @@ t.test('the track fast path probes profiles and messages by key, planned on a sm
 });
 
 /** The argument for track calls that each create a profile: lane n's profile and its identifier (userId). */
-function bornArg(userIds: string[]) {
+function bornArg(userIds: string[], lock = true) {
   const t = iso();
   const lanes = userIds.map((u, n) => ({ n, u, id: `prf_born_${randomBytes(8).toString('hex')}`, m: `m-${randomBytes(8).toString('hex')}` }));
   return JSON.stringify({
-    lock: true, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], watch: [],
+    lock, orgs: [{ id: ORG, cv: 0, sv: 0, iv: 0 }], segKeys: [], sources: [SRC], watch: [],
     rows: lanes.map((l) => ({ o: ORG, a: APP, m: l.m, n: l.n, r: { event: {
       id: `evt_${randomBytes(8).toString('hex')}`, orgId: ORG, appId: APP, sourceId: SRC, profileId: l.id, environment: 'production',
       event: 'Page Viewed', properties: {}, timestamp: t, receivedAt: t, messageId: l.m } } })),
@@ -130,5 +131,36 @@ t.test('new profiles\' identifiers under their locks: a conflict fails the state
       t.match('err' in out ? out.err.message : '', /an identifier appeared under its lock/, `${what}: says why`);
       t.same(after, before, `${what}: nothing written`);
     }
+  }
+});
+
+t.test('new profiles whose identifier is owned already: only their lanes are deferred, with the owners', async (t) => {
+  const s = await seeded();
+  t.teardown(() => s.close());
+  await s.addProfiles(1, 900);
+  const count = async (table: string) => Number((await s.q(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+  const snapshot = async () => ({ profiles: await count('profiles'), identifiers: await count('identifiers'), messages: await count('messages') });
+  // [what, the users of the lanes (owned ones start with "owned"), locking]
+  const cases: Array<[string, string[], boolean]> = [
+    ['none owned, one session', ['fresh-1', 'fresh-2', 'fresh-3'], false],
+    ['none owned, locking', ['fresh-4', 'fresh-5'], true],
+    ['the first owned, one session', ['owned-1', 'fresh-6', 'fresh-7'], false],
+    ['the last owned, locking', ['fresh-8', 'owned-2'], true],
+    ['every one owned', ['owned-3', 'owned-4'], false],
+  ];
+  for (const [what, users, lock] of cases) {
+    for (const u of users.filter((x) => x.startsWith('owned'))) {
+      await s.q(`INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at) VALUES ($1, $2, 'userId', $3, $4, now())`, [ORG, APP, u, profile(900)]);
+    }
+    const owned = users.flatMap((u, n) => (u.startsWith('owned') ? [n] : []));
+    const before = await snapshot();
+    const out = (await s.q('SELECT headwater_track_fast($1::jsonb) AS r', [bornArg(users, lock)]))[0]!.r as { deferred: number[]; owners: unknown[]; replays: unknown[] };
+    const after = await snapshot();
+    const written = users.length - owned.length;
+    t.same([...out.deferred].sort(), owned, `${what}: the owned lanes deferred`);
+    t.same(out.owners, owned.map((n) => [ORG, APP, 'userId', users[n], profile(900)]), `${what}: their owners reported`);
+    t.same(out.replays, [], `${what}: nothing replayed`);
+    t.same(after, { profiles: before.profiles + written, identifiers: before.identifiers + written, messages: before.messages + written },
+      `${what}: a profile, identifier and message per lane written, nothing for the deferred`);
   }
 });
