@@ -67,6 +67,10 @@ class UwsExchange implements Exchange {
   readonly query: string;
   private done = false;
   private paused = false;
+  /** The body has arrived whole. */
+  private bodyDone = false;
+  /** `resume` ran: uWS armed its 10-s idle timeout on the socket (see onData). */
+  private rearmed = false;
   private aborted?: () => void;
   private gone = false;
   private wake?: () => void;
@@ -85,10 +89,22 @@ class UwsExchange implements Exchange {
   onAborted(cb: () => void) { this.aborted = cb; }
   onData(cb: (chunk: Buffer, last: boolean) => void) {
     // uWS reuses the chunk's memory after the callback: hand out a copy.
-    this.res.onData((ab, isLast) => cb(ab.byteLength ? Buffer.from(ab.slice(0)) : EMPTY, isLast));
+    this.res.onData((ab, isLast) => {
+      if (isLast) this.bodyDone = true;
+      cb(ab.byteLength ? Buffer.from(ab.slice(0)) : EMPTY, isLast);
+      // uWS's resume() arms the socket's idle timeout (10 s, fixed in uWS), which nothing resets
+      // until the answer is written: a handler that took longer after a paused body (an
+      // authentication looked up in the store) had its connection closed with no answer. Paused
+      // again, the socket has no timeout, as before the first pause; the answer resumes it.
+      if (isLast && this.rearmed && !this.done && !this.paused) { this.res.pause(); this.paused = true; }
+    });
   }
   pause() { if (!this.done) { this.res.pause(); this.paused = true; } }
-  resume() { if (!this.done) { this.res.resume(); this.paused = false; } }
+  resume() {
+    // A body already whole has nothing left to read: stay paused (see onData).
+    if (this.done || this.bodyDone) return;
+    this.res.resume(); this.paused = false; this.rearmed = true;
+  }
 
   /** Resumes a paused socket and writes the status and the common headers (inside a cork). */
   private head(a: Pick<Answer, 'status' | 'requestId' | 'headers'>) {
