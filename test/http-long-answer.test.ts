@@ -24,7 +24,8 @@ const PRINCIPAL: Principal = { scheme: 'apiKey', orgId: 'org_long', role: null, 
 async function serve(frontEnd: FrontEnd, lookup: boolean): Promise<{ server: HttpServer; url: string }> {
   const server = createHttpServer({
     frontEnd, log: createLogger('error'), bodyLimit: 1 << 20, maxDepth: 32, spillDir: dir,
-    // A credential looked up (a Promise) pauses the body until it is known.
+    // A credential looked up (a Promise) pauses the body until it is known. It resolves later, as a
+    // store lookup does: resolved at once, the body is not yet read and the old code passed too.
     authenticate: () => (lookup ? new Promise<Principal>((r) => setTimeout(() => r(PRINCIPAL), 20)) : PRINCIPAL),
   });
   server.add({

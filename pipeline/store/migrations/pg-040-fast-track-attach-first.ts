@@ -21,11 +21,21 @@ const FROM = `       IF fresh THEN
 const TO = `       RETURN json_build_object('replays'`;
 const DECLARED = `       nborn int;\n`;
 
+/** The calls' messageIds with their answers (a messageId stored before is skipped); deferred lanes' rows left out. */
+const STORE_MESSAGES = `INSERT INTO messages (org_id, app_id, message_id, kind, result)
+         SELECT x.o, x.a, x.m, 'track', x.r FROM jsonb_to_recordset(p->'rows') AS x(o text, a text, m text, r jsonb, n int)
+         WHERE x.n IS NULL OR NOT x.n = ANY(deferred)
+         ORDER BY x.o, x.a, x.m
+         ON CONFLICT DO NOTHING`;
+/** The new profiles' identifiers; deferred lanes' left out (none yet on the first attempt). */
+const ATTACH = `INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
+           SELECT x.o, x.a, x.k, x.v, x.p, x.t
+           FROM jsonb_to_recordset(p->'bornIds') AS x(n int, o text, a text, k text, v text, p text, t timestamptz)
+           WHERE NOT x.n = ANY(deferred)`;
+
 const WRITES = `       IF fresh THEN
          BEGIN
-           INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
-             SELECT x.o, x.a, x.k, x.v, x.p, x.t
-             FROM jsonb_to_recordset(p->'bornIds') AS x(o text, a text, k text, v text, p text, t timestamptz);
+           ${ATTACH};
            attached := true;
          EXCEPTION WHEN unique_violation THEN
            attached := false;
@@ -40,23 +50,14 @@ const WRITES = `       IF fresh THEN
          nborn := jsonb_array_length(p->'born') - cardinality(deferred);
        END IF;
        IF cardinality(watch) > 0 THEN
-         WITH ins AS (
-           INSERT INTO messages (org_id, app_id, message_id, kind, result)
-           SELECT x.o, x.a, x.m, 'track', x.r FROM jsonb_to_recordset(p->'rows') AS x(o text, a text, m text, r jsonb, n int)
-           WHERE x.n IS NULL OR NOT x.n = ANY(deferred)
-           ORDER BY x.o, x.a, x.m
-           ON CONFLICT DO NOTHING RETURNING org_id, result->'event' AS e),
+         WITH ins AS (${STORE_MESSAGES} RETURNING org_id, result->'event' AS e),
          hist AS (
            INSERT INTO event_history (profile_id, name, ts)
            SELECT ins.e->>'profileId', ins.e->>'event', (ins.e->>'timestamp')::timestamptz FROM ins
            WHERE ins.org_id || chr(1) || (ins.e->>'event') = ANY(watch))
          SELECT count(*) INTO got FROM ins;
        ELSE
-         INSERT INTO messages (org_id, app_id, message_id, kind, result)
-         SELECT x.o, x.a, x.m, 'track', x.r FROM jsonb_to_recordset(p->'rows') AS x(o text, a text, m text, r jsonb, n int)
-         WHERE x.n IS NULL OR NOT x.n = ANY(deferred)
-         ORDER BY x.o, x.a, x.m
-         ON CONFLICT DO NOTHING;
+         ${STORE_MESSAGES};
          GET DIAGNOSTICS got = ROW_COUNT;
        END IF;
        IF cardinality(deferred) = 0 THEN
@@ -85,23 +86,15 @@ const WRITES = `       IF fresh THEN
            SELECT x.id, x.o, x.a, x.s, x.e, '{}', '{}', x.t, x.t
            FROM jsonb_to_recordset(p->'born') AS x(n int, id text, o text, a text, s text, e text, t timestamptz)
            WHERE NOT x.n = ANY(deferred);
-         IF NOT attached THEN
-           IF locking THEN
-             -- Under the identifiers' advisory locks: one appearing now is a writer that did not lock.
-             BEGIN
-               INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
-                 SELECT x.o, x.a, x.k, x.v, x.p, x.t
-                 FROM jsonb_to_recordset(p->'bornIds') AS x(n int, o text, a text, k text, v text, p text, t timestamptz)
-                 WHERE NOT x.n = ANY(deferred);
-             EXCEPTION WHEN unique_violation THEN
-               RAISE EXCEPTION 'an identifier appeared under its lock' USING ERRCODE = '40001';
-             END;
-           ELSE
-             INSERT INTO identifiers (org_id, app_id, kind, value, profile_id, created_at)
-               SELECT x.o, x.a, x.k, x.v, x.p, x.t
-               FROM jsonb_to_recordset(p->'bornIds') AS x(n int, o text, a text, k text, v text, p text, t timestamptz)
-               WHERE NOT x.n = ANY(deferred);
-           END IF;
+         IF NOT attached AND locking THEN
+           -- Under the identifiers' advisory locks: one appearing now is a writer that did not lock.
+           BEGIN
+             ${ATTACH};
+           EXCEPTION WHEN unique_violation THEN
+             RAISE EXCEPTION 'an identifier appeared under its lock' USING ERRCODE = '40001';
+           END;
+         ELSIF NOT attached THEN
+           ${ATTACH};
          END IF;
        END IF;
 `;
