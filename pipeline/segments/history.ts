@@ -116,6 +116,11 @@ export async function watchedNames(c: Queryable, orgId: string): Promise<Set<str
  * name are deleted first. Exact only while no event of these names is written meanwhile: the caller
  * holds the org's segment lock, exclusively (a segment change) or shared while no segment names them
  * (a preview, rolled back). Returns the rows written.
+ *
+ * Each event's profile is found through its primary key whatever the statistics say (the lateral
+ * subquery, kept apart by OFFSET 0): on an org whose tables grew faster than autovacuum analyzed
+ * them, the planner estimated one stored event and joined every event to a scan of all profiles,
+ * 13.4 s for 117k events and ~1,000 profiles on PostgreSQL 15 (58M rows compared), against ~1 s.
  */
 export async function fillHistory(c: RowSource, orgId: string, names: Iterable<string>, nowMs = Date.now()): Promise<number> {
   const fill = [...names].filter((n) => !ALWAYS_KEPT.has(n));
@@ -128,9 +133,9 @@ export async function fillHistory(c: RowSource, orgId: string, names: Iterable<s
   const r = await c.query(
     `WITH ins AS (
        INSERT INTO event_history (profile_id, name, ts)
-       SELECT COALESCE(p.merged_into, p.id), s.e->>'event', (s.e->>'timestamp')::timestamptz
+       SELECT q.id, s.e->>'event', (s.e->>'timestamp')::timestamptz
        FROM (SELECT m.result->'event' AS e FROM messages m WHERE m.org_id = $1 AND m.kind = 'track') s
-       JOIN profiles p ON p.id = s.e->>'profileId'
+       CROSS JOIN LATERAL (SELECT COALESCE(p.merged_into, p.id) AS id FROM profiles p WHERE p.id = s.e->>'profileId' OFFSET 0) q
        WHERE s.e->>'event' = ANY($2) AND ($3::timestamptz IS NULL OR (s.e->>'timestamp')::timestamptz >= $3)
        RETURNING 1)
      SELECT count(*)::int AS n FROM ins`,
