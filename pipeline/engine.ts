@@ -19,7 +19,7 @@ import { isolate } from './isolate.js';
 import { QuietCollector } from './quiet-collect.js';
 import type { BatchOutcome, EventRecord, IngestCall } from './types.js';
 import type { TaskFailure } from './types.js';
-import type { IngestStream, EventStream } from './stream/mod.js';
+import type { IngestStream, EventStream, IngestResults } from './stream/mod.js';
 import type { DropSink } from './drops.js';
 
 export interface EngineOptions {
@@ -165,7 +165,7 @@ export function startEngine(o: EngineOptions): Engine {
       let out: BatchOutcome;
       try { out = await apply(calls, info.redelivered); } catch (err) { landing.abandon(batch); throw err; }
       landing.handOver(batch, out.events, out.outbox);
-      return out.results;
+      return resultsOf(out);
     }
     const out = await apply(calls, info.redelivered);
     // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
@@ -173,11 +173,11 @@ export function startEngine(o: EngineOptions): Engine {
     if (direct && info.defer) {
       await direct.room();
       info.defer(direct.land(out.events).then(() => clearLanded(out.outbox)));
-      return out.results;
+      return resultsOf(out);
     }
     if (out.events.length) await o.events.publish(out.events);
     await clearLanded(out.outbox);
-    return out.results;
+    return resultsOf(out);
   }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, wakes: o.wakes });
   return {
@@ -193,6 +193,9 @@ export function startEngine(o: EngineOptions): Engine {
     },
   };
 }
+
+/** A batch's results for the stream: calls left for later (busy orgs) are handed back. */
+const resultsOf = (out: BatchOutcome): IngestResults => (out.later?.length ? { results: out.results, later: out.later } : out.results);
 
 interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; stats(): PoolStats; close(): Promise<void> }
 

@@ -37,7 +37,9 @@ export async function isolate(o: IsolateOptions, calls: IngestCall[], cause: unk
     for (let attempt = 1; attempt <= CALL_ATTEMPTS; attempt++) {
       try {
         const one = await o.run([calls[i]!]);
-        results[i] = one.results[0]!;
+        // Its org became busy: handed back, as the batch would have been.
+        if (one.later?.length) (out.later ??= []).push(i);
+        else results[i] = one.results[0]!;
         out.events.push(...one.events);
         out.outbox.push(...one.outbox);
         err = undefined;

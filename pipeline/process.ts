@@ -19,6 +19,7 @@ import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall } 
 import type { SegmentCache } from './segments/mod.js';
 import { lanesOf } from './lanes.js';
 import { fastTrack } from './fast-track.js';
+import type { BusyOrgs } from './busy-orgs.js';
 import type { IdentityCache } from './identity-cache.js';
 import {
   collectObservations, observe,
@@ -35,6 +36,8 @@ export interface ProcessContext {
   serial?: boolean;
   /** Identifier owners known to this thread: enables the track fast path (fast-track.ts). */
   identities?: IdentityCache;
+  /** Which orgs' calls to leave for later (busy-orgs.ts); beside other sessions only. */
+  busy?: BusyOrgs;
 }
 
 /** The batch's answers and events as the tiers settle its calls. */
@@ -85,6 +88,18 @@ class Settled {
 }
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
+  const busy = ctx.busy ? await ctx.busy([...new Set(calls.map((c) => c.orgId))]) : undefined;
+  if (!busy?.size) return processCalls(ctx, calls);
+  // The calls of busy orgs are left out, and their results with them.
+  const keep: number[] = [], later: number[] = [];
+  calls.forEach((c, i) => (busy.has(c.orgId) ? later : keep).push(i));
+  const out = keep.length ? await processCalls(ctx, keep.map((i) => calls[i]!)) : { results: [], events: [], outbox: [] };
+  const results: CallResult[] = new Array(calls.length);
+  keep.forEach((i, j) => { results[i] = out.results[j]!; });
+  return { ...out, results, later };
+}
+
+async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
   const done = new Settled(calls);
   let rest = calls.map((_, i) => i);
   if (ctx.identities) {

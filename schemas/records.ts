@@ -63,8 +63,13 @@ export interface EventRecord {
 
 /** The outcome of processing one batch of calls in a worker. */
 export interface BatchOutcome {
-  /** One per call, in order. */
+  /** One per call, in order; none for the calls in `later`. */
   results: CallResult[];
+  /**
+   * Calls not processed, by index: their org's segments are changing (pipeline/busy-orgs.ts). The
+   * stream offers them again shortly.
+   */
+  later?: number[];
   /** Events to land in ClickHouse (new ones and re-emitted originals of replays; ids make it idempotent). */
   events: EventRecord[];
   /** Ids of the system events among them, stored in the outbox: cleared once they are published. */

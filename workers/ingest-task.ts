@@ -5,6 +5,7 @@ import { workerData } from 'piscina';
 import { createPool, type PgConnection } from '../pipeline/store/postgres.js';
 import { SnapshotCache } from '../pipeline/governance/mod.js';
 import { processBatch } from '../pipeline/process.js';
+import { busyOrgs } from '../pipeline/busy-orgs.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { BatchOutcome, IngestCall, TaskFailure } from '../pipeline/types.js';
@@ -17,6 +18,8 @@ const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
+// Beside other sessions: an org whose segments are changing is left for later (busy-orgs.ts).
+const busy = busyOrgs(pool);
 // A burst's garbage is given back when the pool has gone quiet (idle-gc.ts).
 const heap = new HeapCollector();
 
@@ -24,7 +27,7 @@ const heap = new HeapCollector();
 export default async function run(calls: IngestCall[] | CollectTask): Promise<BatchOutcome | TaskFailure | CollectAnswer> {
   if (isCollectTask(calls)) return heap.collect(calls.collect.last);
   try {
-    return await processBatch({ pool, snapshots, segments, identities, concurrency: connections }, calls);
+    return await processBatch({ pool, snapshots, segments, identities, concurrency: connections, busy }, calls);
   } catch (e) {
     const code = (e as { code?: unknown } | null)?.code;
     return { failed: { message: e instanceof Error ? e.message : String(e), ...(typeof code === 'string' ? { code } : {}) } };

@@ -47,8 +47,10 @@ export interface BatchConsumerOptions<T> {
   /**
    * Side effects of a batch; throwing naks every message of it. Resolving with `after` frees the
    * batch slot at once and acknowledges the messages once `after` resolves (naks them if it rejects).
+   * Messages listed in `later` were not processed: they are nak'ed at once, to come again after
+   * `delayMs`, and left out of the acknowledgement.
    */
-  process(items: T[], msgs: JsMsg[]): Promise<void | { after: Promise<void> }>;
+  process(items: T[], msgs: JsMsg[]): Promise<void | { after?: Promise<void>; later?: { indexes: number[]; delayMs: number } }>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -103,9 +105,12 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
     // Long batches keep their messages: extend ack_wait while working (at most 5 minutes, so a hung
     // handler still lets the messages go to another worker).
     const started = Date.now();
+    // A message handed back must not be told "working" again: that would move its redelivery from
+    // the nak's delay to ack_wait.
+    let beating = msgs;
     const hb = setInterval(() => {
       if (Date.now() - started > 5 * 60_000) { clearInterval(hb); return; }
-      settle(msgs, (m) => m.working());
+      settle(beating, (m) => m.working());
     }, ACK_WAIT_MS / 3);
     let handedOff = false;
     try {
@@ -120,15 +125,24 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
       }
       if (items.length === 0) return;
       let after: Promise<void> | undefined;
+      let done = live;
       try {
-        after = (await o.process(items, live))?.after;
+        const out = await o.process(items, live);
+        after = out?.after;
+        if (out?.later?.indexes.length) {
+          const back = new Set(out.later.indexes);
+          const delay = out.later.delayMs;
+          settle(live.filter((_, i) => back.has(i)), (m) => m.nak(delay));
+          done = live.filter((_, i) => !back.has(i));
+          beating = done;
+        }
       } catch (err) {
         failed(live, err);
         return;
       }
-      if (!after) { settle(live, (m) => m.ack()); return; }
+      if (!after) { settle(done, (m) => m.ack()); return; }
       handedOff = true;
-      const p: Promise<void> = after.then(() => settle(live, (m) => m.ack()), (err: unknown) => failed(live, err))
+      const p: Promise<void> = after.then(() => settle(done, (m) => m.ack()), (err: unknown) => failed(done, err))
         .finally(() => { clearInterval(hb); settling.delete(p); });
       settling.add(p);
     } finally {

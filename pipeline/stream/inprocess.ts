@@ -4,7 +4,7 @@ import type { Logger } from '../../lib/log.js';
 import type { DropSink } from '../drops.js';
 import type { CallResult, EventRecord, IngestCall } from '../types.js';
 import { StreamUnavailableError } from './errors.js';
-import { DEFAULT_MAX_BATCH, DEFAULT_RESULT_TIMEOUT_MS, type EventStream, type IngestStream } from './types.js';
+import { DEFAULT_MAX_BATCH, DEFAULT_RESULT_TIMEOUT_MS, HAND_BACK_MS, resultsOf, type EventStream, type IngestStream } from './types.js';
 import { WorkQueue } from './work-queue.js';
 import { createWaiter, deliver, type Waiter } from './waiter.js';
 
@@ -53,13 +53,21 @@ export function createInProcessStreams(opts: InProcessOptions): { ingest: Ingest
         if (live.length < items.length) opts.drops?.add('abandoned_calls', items.length - live.length);
         if (live.length === 0) return;
         const flags = live.length === items.length ? redelivered : items.flatMap((it, i) => (it.waiter.settled ? [] : [redelivered[i]!]));
-        const results = await handler(live.map((it) => it.value), { redelivered: flags });
-        if (!Array.isArray(results) || results.length !== live.length) {
-          throw new Error(`ingest handler returned ${Array.isArray(results) ? results.length : 'no'} results for ${live.length} calls`);
+        const got = await handler(live.map((it) => it.value), { redelivered: flags });
+        const out = got && resultsOf(got);
+        if (!out || !Array.isArray(out.results) || out.results.length !== live.length) {
+          throw new Error(`ingest handler returned ${Array.isArray(out?.results) ? out.results.length : 'no'} results for ${live.length} calls`);
         }
+        const { results } = out;
         // The answers go out on the next turn: the queue first hands the next batch to the handler,
         // so Postgres works on it while this thread writes these answers.
-        setImmediate(() => { for (let i = 0; i < live.length; i++) deliver(live[i]!.waiter, live[i]!.index, results[i]!); });
+        setImmediate(() => {
+          for (let i = 0; i < live.length; i++) if (results[i] !== undefined) deliver(live[i]!.waiter, live[i]!.index, results[i]!);
+        });
+        // Calls handed back go to the queue again (by their index in `items`).
+        if (out.later.length === 0) return;
+        const back = new Set(out.later.map((k) => live[k]!));
+        return { later: items.flatMap((it, i) => (back.has(it) ? [i] : [])), delayMs: HAND_BACK_MS };
       }, o?.maxBatch ?? DEFAULT_MAX_BATCH, o?.maxInFlight ?? 1);
     },
     healthy: () => !ingestClosed,

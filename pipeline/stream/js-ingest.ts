@@ -11,7 +11,7 @@ import { startBatchConsumer } from './batch-consumer.js';
 import { StreamUnavailableError } from './errors.js';
 import { ConsumerSet, streamLag, type JsContext } from './js-context.js';
 import { AckedPublisher, messageIdOf, type OutMessage } from './publisher.js';
-import { DEFAULT_MAX_BATCH, type IngestStream } from './types.js';
+import { DEFAULT_MAX_BATCH, HAND_BACK_MS, resultsOf, type IngestStream } from './types.js';
 import { createWaiter, deliver, settledWithin, type Waiter } from './waiter.js';
 
 export interface JsIngestOptions {
@@ -90,10 +90,11 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
     route(list);
   } });
 
-  function answer(items: Array<{ call: IngestCall; replyTo: string }>, out: CallResult[]) {
+  function answer(items: Array<{ call: IngestCall; replyTo: string }>, out: Array<CallResult | undefined>) {
     // One message per submitting process, published before the acks on the same connection.
     const byReply = new Map<string, IdentifiedResult[]>();
     for (let i = 0; i < items.length; i++) {
+      if (out[i] === undefined) continue; // handed back: answered when it comes again
       const { call, replyTo } = items[i]!;
       let list = byReply.get(replyTo);
       if (!list) byReply.set(replyTo, (list = []));
@@ -141,21 +142,30 @@ export function jetStreamIngest(ctx: JsContext, o: JsIngestOptions, onClosed: ()
         async process(groups, msgs) {
           const all = groups.flat();
           const again = groups.flatMap((g, i) => g.map(() => msgs[i]!.info.deliveryCount > 1));
+          // The message of each call, and the messages of calls handed back (they come again whole).
+          const msgOf = groups.flatMap((g, i) => g.map(() => i));
+          const back = new Set<number>();
           // What the handler deferred, settled to a value so that none rejects unobserved meanwhile.
           const deferred: Array<Promise<unknown>> = [];
           const defer = (p: Promise<void>) => { deferred.push(p.then(() => undefined, (err: unknown) => err ?? new Error('deferred work failed'))); };
           for (let at = 0; at < all.length; at += maxCalls) {
             const items = all.slice(at, at + maxCalls);
             let answered = false;
-            const early = (out: CallResult[]) => { if (!answered && out.length === items.length) { answered = true; answer(items, out); } };
-            const out = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls), answer: early, defer });
-            if (!Array.isArray(out) || out.length !== items.length) {
-              throw new Error(`ingest handler returned ${Array.isArray(out) ? out.length : 'no'} results for ${items.length} calls`);
+            const early = (out: Array<CallResult | undefined>) => { if (!answered && out.length === items.length) { answered = true; answer(items, out); } };
+            const got = await handler(items.map((it) => it.call), { redelivered: again.slice(at, at + maxCalls), answer: early, defer });
+            const out = got && resultsOf(got);
+            if (!out || !Array.isArray(out.results) || out.results.length !== items.length) {
+              throw new Error(`ingest handler returned ${Array.isArray(out?.results) ? out.results.length : 'no'} results for ${items.length} calls`);
             }
-            if (!answered) answer(items, out);
+            for (const k of out.later) back.add(msgOf[at + k]!);
+            if (!answered) answer(items, out.results);
           }
-          if (deferred.length === 0) return;
+          // A message with a call handed back comes again whole; calls of it answered now are then
+          // answered from their stored answers (messages hold one org's calls, so this is rare).
+          const later = back.size ? { indexes: [...back], delayMs: HAND_BACK_MS } : undefined;
+          if (deferred.length === 0) return later ? { later } : undefined;
           return {
+            later,
             after: Promise.all(deferred).then((errs) => {
               const err = errs.find((e) => e !== undefined);
               if (err !== undefined) throw err;

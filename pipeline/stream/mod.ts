@@ -5,6 +5,7 @@ export type { InProcessOptions } from './inprocess.js';
 export { createJetStreams } from './jetstream.js';
 export type { JetStreamOptions } from './jetstream.js';
 export { StreamUnavailableError } from './errors.js';
+export { HAND_BACK_MS } from './types.js';
 export { deleteStreams, streamNames } from './setup.js';
 export type { StreamNames } from './setup.js';
-export type { SubmitOptions, StreamLag, IngestStream, EventStream, IngestHandler, IngestBatchInfo, EventHandler, ConsumeOptions, Consumer } from './types.js';
+export type { SubmitOptions, StreamLag, IngestStream, EventStream, IngestHandler, IngestResults, IngestBatchInfo, EventHandler, ConsumeOptions, Consumer } from './types.js';

@@ -23,7 +23,7 @@ export interface IngestBatchInfo {
    * acknowledgement still waits for. A batch that fails after it comes again, and its redelivered
    * calls re-emit their original events. The handler still returns the same results.
    */
-  answer?(results: CallResult[]): void;
+  answer?(results: Array<CallResult | undefined>): void;
   /**
    * Offered with `answer`: the batch is acknowledged only once `work` resolves (and comes again if
    * it rejects), but the consumer takes its next batch meanwhile. For work that waits to be
@@ -32,7 +32,23 @@ export interface IngestBatchInfo {
   defer?(work: Promise<void>): void;
 }
 
-export type IngestHandler = (calls: IngestCall[], info: IngestBatchInfo) => Promise<CallResult[]>;
+/**
+ * What an ingest handler returns: one result per call, in order; or, where it left some calls
+ * unprocessed (their org is busy: pipeline/busy-orgs.ts), those calls' indexes in `later` and no
+ * result for them. The stream offers them again after `HAND_BACK_MS`, as new deliveries; on
+ * JetStream the whole message of such a call comes again (a message holds one org's calls).
+ */
+export type IngestResults = CallResult[] | { results: Array<CallResult | undefined>; later: number[] };
+
+/** How long calls handed back (`IngestResults.later`) wait before they are offered again. */
+export const HAND_BACK_MS = 250;
+
+/** The results of `IngestResults`, one per call (absent for those handed back), and the calls handed back. */
+export function resultsOf(r: IngestResults): { results: Array<CallResult | undefined>; later: number[] } {
+  return Array.isArray(r) ? { results: r, later: [] } : r;
+}
+
+export type IngestHandler = (calls: IngestCall[], info: IngestBatchInfo) => Promise<IngestResults>;
 export type EventHandler = (events: EventRecord[]) => Promise<void>;
 
 export interface SubmitOptions {

@@ -6,8 +6,11 @@ import type { Logger } from '../../lib/log.js';
 
 interface Delivery<T> { item: T; redelivered: boolean; attempts: number; /** When it was pushed (ms). */ at: number }
 
+/** Items of a batch (by index) the handler did not process now: offered again after `delayMs`. */
+export interface HandBack { later: number[]; delayMs: number }
+
 interface QueueConsumer<T> {
-  handler: (items: T[], redelivered: boolean[]) => Promise<void>;
+  handler: (items: T[], redelivered: boolean[]) => Promise<void | HandBack>;
   maxBatch: number;
   maxInFlight: number;
   lingerMs: number;
@@ -136,7 +139,13 @@ export class WorkQueue<T> {
 
   private async handle(c: QueueConsumer<T>, batch: Delivery<T>[]) {
     try {
-      await c.handler(batch.map((d) => d.item), batch.map((d) => d.redelivered));
+      const back = await c.handler(batch.map((d) => d.item), batch.map((d) => d.redelivered));
+      if (back && back.later.length) {
+        this.pending -= batch.length - back.later.length;
+        // Not a failure: no attempt is counted and the items are not marked redelivered.
+        this.offerLater(back.later.map((i) => batch[i]!), back.delayMs);
+        return;
+      }
       this.pending -= batch.length;
     } catch (err) {
       this.opts.log.warn('in-process batch failed; offering it again', { err, size: batch.length, attempts: batch[0]!.attempts + 1 });
@@ -146,11 +155,15 @@ export class WorkQueue<T> {
 
   private retryLater(batch: Delivery<T>[]) {
     for (const d of batch) { d.attempts++; d.redelivered = true; }
+    this.offerLater(batch, this.opts.retryDelayMs(batch[0]!.attempts));
+  }
+
+  private offerLater(batch: Delivery<T>[], delayMs: number) {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.retry.push(...batch);
       this.drain();
-    }, this.opts.retryDelayMs(batch[0]!.attempts));
+    }, delayMs);
     this.retryTimers.add(timer);
   }
 }

@@ -1,0 +1,82 @@
+// One org's segment change does not stall another org's ingestion (PostgreSQL server, JetStream and
+// in-process streams). A segment create, update or delete holds its org's segment lock exclusively
+// for its whole transaction, and filling the history of a newly named event can take seconds on a
+// large org; ingestion takes that lock shared. Here the test holds org A's lock itself, as a long
+// segment change does, while org A keeps sending: org B's calls are answered meanwhile (neither the
+// workers nor the front door's overload gate make them wait for org A's), org A's only after the
+// change ends (or refused 503 by its own gate), each written once. Embedded, one session runs one
+// transaction at a time (docs/scaling.md), so the pass is skipped there.
+import t, { type Test } from 'tap';
+import pg from 'pg';
+import { call, createAppFixture, sleep, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
+import { segmentLockKey } from '../pipeline/segments/mod.js';
+
+const url = process.env.DATABASE_URL;
+
+async function stallCase(t: Test, s: TestServer) {
+  const a = await createAppFixture(s);
+  const b = await createAppFixture(s);
+  // Both orgs known to the workers' caches before the change, as on a running service.
+  for (const f of [a, b]) t.equal((await trackCall(s, f, { identifiers: { userId: uid('warm') }, event: 'warm' })).status, 201);
+
+  const lock = new pg.Client({ connectionString: s.databaseUrl });
+  await lock.connect();
+  t.teardown(() => lock.end().catch(() => {}));
+  await lock.query('BEGIN');
+  await lock.query('SELECT pg_advisory_xact_lock($1::bigint)', [segmentLockKey(a.org.org.id)]);
+  let held = true;
+
+  // Org A keeps sending while its change runs: enough calls to fill every batch slot if they waited there.
+  const userA = uid('a');
+  const sent: Array<Promise<Res>> = [];
+  const answeredWhileHeld: number[] = [];
+  let sending = true;
+  const sender = (async () => {
+    while (sending && sent.length < 40) {
+      const p = trackCall(s, a, { identifiers: { userId: userA }, event: 'during_change', properties: { n: sent.length } });
+      p.then((r) => { if (held) answeredWhileHeld.push(r.status); }, () => {});
+      sent.push(p);
+      await sleep(25); // pacing of the load, not a wait for a condition
+    }
+  })();
+  t.ok(await until(() => sent.length >= 10, 5_000, 10), 'org A has calls waiting');
+
+  // Org B, meanwhile: every call answered while org A's change still holds its lock.
+  for (let i = 0; i < 5; i++) {
+    const r = await trackCall(s, b, { identifiers: { userId: uid('b') }, event: 'beside_change' });
+    t.equal(r.status, 201, `org B's call ${i} answered 201`);
+    t.ok(held, `org B's call ${i} answered while org A's change holds its lock`);
+  }
+  // Its own queue may shut org A's gate meanwhile (503, nothing accepted); none is written.
+  t.notOk(answeredWhileHeld.some((x) => x !== 503), `no call of org A written while its change holds the lock (${answeredWhileHeld.length} refused)`);
+
+  sending = false;
+  await sender;
+  held = false;
+  await lock.query('COMMIT');
+  const results = await Promise.all(sent);
+  const written = results.flatMap((r, i) => (r.status === 201 ? [i] : []));
+  t.ok(results.every((r) => r.status === 201 || r.status === 503), 'org A\'s calls answered 201 after the change, or refused 503 while it ran');
+  t.ok(written.length >= results.length - answeredWhileHeld.length, `${written.length} of ${results.length} calls of org A written`);
+  const profile = results[written[0]!]!.body.data.profileId as string;
+  const q = new URLSearchParams({ event: 'during_change', profileId: profile, limit: '100' });
+  const listed = async () => (await call(s.url, 'GET', `/v1/events?${q}`, { token: a.admin })).body?.data ?? [];
+  t.ok(await until(async () => (await listed()).length >= written.length, 15_000, 100), 'org A\'s events landed');
+  const ns = (await listed()).map((e: any) => e.properties.n).sort((x: number, y: number) => x - y);
+  t.same(ns, written, 'each call of org A answered 201 stored once, none refused stored');
+}
+
+if (!url) {
+  t.plan(0, 'a PostgreSQL server: embedded, one session runs one transaction at a time');
+} else {
+  for (const [name, env] of [['JetStream', {}], ['in-process stream', { NATS_URL: '' }]] as const) {
+    if (name === 'JetStream' && !process.env.NATS_URL) continue;
+    t.test(`${name}: another org's segment change does not hold this org's calls`, async (t) => {
+      // A low gate: org A's calls wait longer than this while its change runs, and that must not
+      // refuse org B's.
+      const s = await startServer(['--ingest-max-wait-ms', '200'], env);
+      t.teardown(() => s.close());
+      await stallCase(t, s);
+    });
+  }
+}
