@@ -10,7 +10,7 @@ export interface Options {
   loadgen: 'wrk' | 'autocannon'; users: number;
   /** Batch scenarios: 'only' (--batch), 'also' (default), 'off' (--no-batch). */
   batch: 'only' | 'also' | 'off';
-  /** Runs of batch20-users1000 per headwater mode (--repeat N, default 1): the stability target reads 5. */
+  /** Runs of batch20-users1000 per headwater mode and floor (--repeat N, default 1): the stability target reads 5. */
   repeat: number;
 }
 
@@ -19,7 +19,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --only LIST          servers: raw,fastify,floor,embedded,nats (comma-separated)
   --scenarios LIST     only these scenarios (names as in bench/run.ts)
   --batch              the batch scenarios alone; --no-batch leaves them out
-  --repeat N           runs of batch20-users1000 per headwater mode (default 1)
+  --repeat N           runs of batch20-users1000 per headwater mode and floor (default 1)
   --segments           track load in an org with 50 segments, per headwater mode
   --soak               a 5-minute track run per headwater mode (--soak-seconds, --soak-warmup)
   --connections N      load-generator connections (default 64); --threads N (wrk, default 2)

@@ -59,16 +59,23 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
       (fcpu !== undefined && Number.isFinite(fcpu) ? `; ${floorName} ${fcpu.toFixed(1)} us` : ''),
       '<= 60 us', cpu === undefined ? undefined : cpu <= 60);
     const nu = cratio(find(server, 'batch20-newusers'), u);
-    add(`${label}: new userId per call vs 1,000 users`, nu === undefined ? undefined : `${nu.toFixed(2)}x`, '>= 0.7x', nu === undefined ? undefined : nu >= 0.7);
+    const fnu = cratio(find(floorName, 'batch20-newusers'), fl);
+    add(`${label}: new userId per call vs 1,000 users`, nu === undefined ? undefined : `${nu.toFixed(2)}x${fnu !== undefined ? `; ${floorName} ${fnu.toFixed(2)}x` : ''}`,
+      '>= 0.7x', nu === undefined ? undefined : nu >= 0.7);
     const rp = find(server, 'batch20-replay');
     const rr = cratio(rp, u);
     const replayed = rp?.load.callCodes ? `${rp.load.callCodes['200'] ?? 0} of ${Object.values(rp.load.callCodes).reduce((a, v) => a + v, 0)} calls answered 200 replay` : undefined;
     add(`${label}: replays vs 1,000 users`, rr === undefined ? undefined : `${rr.toFixed(2)}x${replayed ? ` (${replayed})` : ''}`, '>= 1x', rr === undefined ? undefined : rr >= 1);
     // Steady: every run of one scenario within 15 % of their median (--repeat 5).
-    const runs = rs.filter((r) => r.server === server && r.scenario === 'batch20-users1000' && r.callsPerS !== undefined).map((r) => r.callsPerS!);
+    const runsOf = (name: string) => rs.filter((r) => r.server === name && r.scenario === 'batch20-users1000' && r.callsPerS !== undefined).map((r) => r.callsPerS!);
+    const runs = runsOf(server);
     const st = stability(runs);
+    const pct = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
+    const fruns = runsOf(floorName);
+    const fst = fruns.length >= 5 ? stability(fruns) : undefined;
     add(`${label}: batch20-users1000: five runs within 15 % of their median`, runs.length < 5 ? (runs.length ? `${runs.length} run(s): run with --repeat 5` : undefined) :
-      `${runs.map((x) => f(x)).join(', ')} calls/s; median ${f(st.median)}, furthest ${st.furthestPct >= 0 ? '+' : ''}${st.furthestPct.toFixed(1)} %`,
+      `${runs.map((x) => f(x)).join(', ')} calls/s; median ${f(st.median)}, furthest ${pct(st.furthestPct)}` +
+      (fst ? `; ${floorName} ${fruns.map((x) => f(x)).join(', ')}, furthest ${pct(fst.furthestPct)}` : ''),
       'within +-15 %', runs.length < 5 ? undefined : Math.abs(st.furthestPct) <= 15);
     for (const sc of BATCH_SCENARIOS) {
       const r = find(server, sc);

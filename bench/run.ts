@@ -28,7 +28,7 @@
 // pg_stat_statements loaded, each batch scenario on Postgres also lists its longest statements
 // (bench/pg-statements.ts; headwater's own databases count statements inside functions too).
 // --batch runs the batch scenarios alone (with --only fastify,embedded,nats); --no-batch leaves
-// them out of a full run; --repeat N runs batch20-users1000 N times per headwater mode (the
+// them out of a full run; --repeat N runs batch20-users1000 N times per headwater mode and floor (the
 // stability target wants five runs within 15 % of their median).
 //
 // --journeys runs bench/executions.ts (the journey runtime) instead of all this.
@@ -181,9 +181,18 @@ async function main() {
             for (const sc of BATCH_SCENARIOS.filter(wantScenario)) {
               const batch = batchShape(sc, replayOf);
               if (!batch) { skipped.push({ what: `${b.name}/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
-              const r = await measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats }, statements: itemized(!!b.pg) });
+              const measureBatch = () => measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats }, statements: itemized(!!b.pg) });
+              const r = await measureBatch();
               results.push(r); process.stdout.write(line(r) + '\n');
-              if (sc === 'batch20-users1000') replayOf = replaySource(r, settings);
+              if (sc !== 'batch20-users1000') continue;
+              replayOf = replaySource(r, settings);
+              // --repeat on a floor too: how much its own runs move as its store grows (the
+              // stability target's floor).
+              for (let k = 2; k <= o.repeat && b.batchToo; k++) {
+                const again = await measureBatch();
+                again.run = k;
+                results.push(again); process.stdout.write(line(again) + '\n');
+              }
             }
           }
         } finally { await stopServer(srv); }

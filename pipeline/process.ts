@@ -7,7 +7,8 @@
 //   2. bulk.ts: plain lanes (nothing held or promoted, messageIds used once): one transaction per
 //      chunk, one statement per step;
 //   3. per-call.ts: everything else, one transaction per call, lanes in arrival order.
-// Catalog observation runs once per org per batch, after the tiers.
+// Catalog observation runs once per org per batch, after the tiers. Before them, beside other
+// sessions, the calls of orgs whose segments are changing are left out for later (busy-orgs.ts).
 import type pg from 'pg';
 import { callError } from '../schemas/errors.js';
 import { bulkApply } from './bulk.js';
