@@ -1,21 +1,23 @@
-// Which orgs' ingestion must wait for a change of their own: a segment create, update or delete
+// Which orgs' ingestion must wait for a change of their own. A segment create, update or delete
 // holds the org's segment lock exclusively for its whole transaction, and filling the history of a
-// newly named event reads every stored event of the org (seconds on an org with ~100k events). A
-// batch that took the lock shared would wait that long, and with it every other org's calls in the
-// batch and the batches queued behind it. So before each batch the worker asks, in one statement,
-// which of its orgs' locks cannot be taken shared right now (held exclusively, or an exclusive
-// request waiting: Postgres queues a new shared request behind a waiting exclusive one); those
-// orgs' calls are left out of the batch and go back to the stream for a moment (BatchOutcome's
-// `later`; stream/types.ts `IngestResults`).
+// newly named event reads every stored event of the org (seconds on an org with ~100k events); a
+// promote or deny holds the org's catalog lock exclusively while it takes the name's held calls out
+// of quarantine (as many as were held). A batch that took such a lock shared would wait that long,
+// and with it every other org's calls in the batch and the batches queued behind it. So before each
+// batch the worker asks, in one statement, which of its orgs' locks cannot be taken shared right
+// now (held exclusively, or an exclusive request waiting: Postgres queues a new shared request
+// behind a waiting exclusive one); those orgs' calls are left out of the batch and go back to the
+// stream for a moment (BatchOutcome's `later`; stream/types.ts `IngestResults`).
 //
 // The answer is a moment's: a change that asks for the lock after the probe still makes this batch
 // wait for it, as every batch did before (the window is the batch's first statements, milliseconds).
 // The probe runs in the worker thread, just before those statements, to keep that window short.
 import type pg from 'pg';
 import { segmentLockKey } from './segments/mod.js';
+import { catalogLockKeySql } from './governance/mod.js';
 
-const PROBE = `SELECT COALESCE(array_agg(x.o), '{}') AS busy
-  FROM unnest($1::text[], $2::bigint[]) AS x(o, k) WHERE NOT pg_try_advisory_xact_lock_shared(x.k)`;
+const PROBE = `SELECT COALESCE(array_agg(x.o), '{}') AS busy FROM unnest($1::text[], $2::bigint[]) AS x(o, k)
+  WHERE NOT pg_try_advisory_xact_lock_shared(x.k) OR NOT pg_try_advisory_xact_lock_shared(${catalogLockKeySql('x.o')})`;
 
 const NONE: ReadonlySet<string> = new Set();
 

@@ -1,5 +1,5 @@
-// One org's segment change does not stall another org's ingestion (PostgreSQL server, JetStream and
-// in-process streams). A segment create, update or delete holds its org's segment lock exclusively
+// One org's segment change (or promote) does not stall another org's ingestion (PostgreSQL server,
+// JetStream and in-process streams). A segment create, update or delete holds its org's segment lock exclusively
 // for its whole transaction, and filling the history of a newly named event can take seconds on a
 // large org; ingestion takes that lock shared. Here the test holds org A's lock itself, as a long
 // segment change does, while org A keeps sending: org B's calls are answered meanwhile (neither the
@@ -10,20 +10,33 @@ import t, { type Test } from 'tap';
 import pg from 'pg';
 import { call, createAppFixture, sleep, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
 import { segmentLockKey } from '../pipeline/segments/mod.js';
+import { catalogLockKeySql } from '../pipeline/governance/mod.js';
 
 const url = process.env.DATABASE_URL;
 
-async function stallCase(t: Test, s: TestServer) {
+/**
+ * A change of org A's: the statement that takes its lock exclusively, and whether org A's calls are
+ * held in quarantine meanwhile (strict policy: each takes the catalog lock shared, so a promote
+ * holding it exclusively stalls them where they run).
+ */
+interface Change { sql: string; arg: (orgId: string) => string; strict?: boolean }
+const SEGMENT_CHANGE: Change = { sql: 'SELECT pg_advisory_xact_lock($1::bigint)', arg: (orgId) => segmentLockKey(orgId) };
+const PROMOTE: Change = { sql: `SELECT pg_advisory_xact_lock(${catalogLockKeySql('$1')})`, arg: (orgId) => orgId, strict: true };
+
+async function stallCase(t: Test, s: TestServer, change = SEGMENT_CHANGE) {
   const a = await createAppFixture(s);
   const b = await createAppFixture(s);
   // Both orgs known to the workers' caches before the change, as on a running service.
   for (const f of [a, b]) t.equal((await trackCall(s, f, { identifiers: { userId: uid('warm') }, event: 'warm' })).status, 201);
+  if (change.strict) t.equal((await call(s.url, 'PATCH', '/v1/settings', { token: a.admin, body: { data: { ingestionPolicy: 'strict' } } })).status, 200);
+  // What org A's calls are answered once the change ends: written, or held.
+  const done = change.strict ? 200 : 201;
 
   const lock = new pg.Client({ connectionString: s.databaseUrl });
   await lock.connect();
   t.teardown(() => lock.end().catch(() => {}));
   await lock.query('BEGIN');
-  await lock.query('SELECT pg_advisory_xact_lock($1::bigint)', [segmentLockKey(a.org.org.id)]);
+  await lock.query(change.sql, [change.arg(a.org.org.id)]);
   let held = true;
 
   // Org A keeps sending while its change runs: enough calls to fill every batch slot if they waited there.
@@ -55,9 +68,13 @@ async function stallCase(t: Test, s: TestServer) {
   held = false;
   await lock.query('COMMIT');
   const results = await Promise.all(sent);
-  const written = results.flatMap((r, i) => (r.status === 201 ? [i] : []));
-  t.ok(results.every((r) => r.status === 201 || r.status === 503), 'org A\'s calls answered 201 after the change, or refused 503 while it ran');
+  const written = results.flatMap((r, i) => (r.status === done ? [i] : []));
+  t.ok(results.every((r) => r.status === done || r.status === 503), `org A's calls answered ${done} after the change, or refused 503 while it ran`);
   t.ok(written.length >= results.length - answeredWhileHeld.length, `${written.length} of ${results.length} calls of org A written`);
+  if (change.strict) {
+    t.ok(written.every((i) => results[i]!.body.data.status === 'quarantined'), 'each held');
+    return;
+  }
   const profile = results[written[0]!]!.body.data.profileId as string;
   const q = new URLSearchParams({ event: 'during_change', profileId: profile, limit: '100' });
   const listed = async () => (await call(s.url, 'GET', `/v1/events?${q}`, { token: a.admin })).body?.data ?? [];
@@ -77,6 +94,8 @@ if (!url) {
       const s = await startServer(['--ingest-max-wait-ms', '200'], env);
       t.teardown(() => s.close());
       await stallCase(t, s);
+      // A promote or deny holds the org's catalog lock the same way while it takes the held calls out.
+      t.test('nor does its promote', (t) => stallCase(t, s, PROMOTE));
     });
   }
 }

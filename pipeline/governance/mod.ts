@@ -13,4 +13,4 @@ export type { Observations, Observed, CatalogDiff } from './observe.js';
 export { holdCalls, requeue, promote, deny } from './quarantine.js';
 export { replayWaves } from './waves.js';
 export type { HoldItem } from './quarantine.js';
-export { bumpCatalogVersion, lockCatalogExclusive } from './store.js';
+export { bumpCatalogVersion, catalogLockKeySql, lockCatalogExclusive } from './store.js';

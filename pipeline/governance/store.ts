@@ -9,7 +9,9 @@ export async function bumpCatalogVersion(q: Queryable, orgId: string): Promise<v
 // One transaction-scoped advisory lock per org serializes promote/deny (exclusive) against holds
 // (shared): a hold either commits before a promote drains the queue, or runs after it and sees the
 // name classified. Shared holds do not wait for each other.
-const KEY = `hashtextextended('headwater:catalog:' || $1::text, 0)`;
+/** The lock's key in SQL, of the org id `expr` evaluates to. */
+export const catalogLockKeySql = (expr: string) => `hashtextextended('headwater:catalog:' || ${expr}::text, 0)`;
+const KEY = catalogLockKeySql('$1');
 
 /** Exclusive; call first in the transaction, before any other lock is taken. */
 export async function lockCatalogExclusive(q: Queryable, orgId: string): Promise<void> {
