@@ -58,8 +58,10 @@ export class ServiceMetrics {
     const insert = new Histogram({ name: 'headwater_event_insert_seconds', help: 'Time of one ClickHouse insert of events.', buckets: LATENCY, registers });
     const inserted = new Counter({ name: 'headwater_events_inserted_total', help: 'Events inserted into ClickHouse by this process (re-emitted copies included).', registers });
     const held = new Histogram({ name: 'headwater_event_landing_held_seconds', help: 'Time the embedded event writer held a batch while ingestion calls stood in a queue (at most 2 s after its first event).', buckets: LATENCY, registers });
+    const handedBack = new Counter({ name: 'headwater_ingest_handed_back_calls_total', help: 'Calls a worker left out of its batch because their org was changing its segments or promoting (they come again 250 ms later).', registers });
     this.engine = {
       batch: (s, n) => { batch.observe(s); batchCalls.inc(n); },
+      handedBack: (n) => handedBack.inc(n),
       insert: (s, n) => { insert.observe(s); inserted.inc(n); },
       held: (s) => held.observe(s),
     };

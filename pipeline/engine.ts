@@ -75,6 +75,8 @@ export interface EngineObserver {
   insert(seconds: number, events: number): void;
   /** How long the event writer held a batch for ingestion (yieldLanding), every batch it asked. */
   held?(seconds: number): void;
+  /** Calls left out of a batch for later: their org was busy (busy-orgs.ts). */
+  handedBack?(calls: number): void;
 }
 
 /** The worker pool's state: threads, the share of their time busy (0-1), batches waiting for one. */
@@ -152,7 +154,8 @@ export function startEngine(o: EngineOptions): Engine {
     const { skip, again } = settledReplays(calls, out.results, isolated ? undefined : redelivered);
     if (skip.size) out = { ...out, events: out.events.filter((e) => !skip.has(e.id)) };
     if (o.drops) o.drops.add('replayed_events', again);
-    o.observe?.batch((performance.now() - t0) / 1000, calls.length);
+    o.observe?.batch((performance.now() - t0) / 1000, calls.length - (out.later?.length ?? 0));
+    if (out.later?.length) o.observe?.handedBack?.(out.later.length);
     return out;
   };
   // One batch in flight per Piscina thread. Inline, two: PGlite's one session serializes their

@@ -8,7 +8,7 @@
 // transaction at a time (docs/scaling.md), so the pass is skipped there.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { call, createAppFixture, sleep, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
+import { call, createAppFixture, metric, sleep, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
 import { segmentLockKey } from '../pipeline/segments/mod.js';
 import { catalogLockKeySql } from '../pipeline/governance/mod.js';
 
@@ -94,6 +94,7 @@ if (!url) {
       const s = await startServer(['--ingest-max-wait-ms', '200'], env);
       t.teardown(() => s.close());
       await stallCase(t, s);
+      t.ok(await metric(s, 'headwater_ingest_handed_back_calls_total') > 0, 'the calls handed back are counted');
       // A promote or deny holds the org's catalog lock the same way while it takes the held calls out.
       t.test('nor does its promote', (t) => stallCase(t, s, PROMOTE));
     });
