@@ -168,7 +168,7 @@ export function startEngine(o: EngineOptions): Engine {
       let out: BatchOutcome;
       try { out = await apply(calls, info.redelivered); } catch (err) { landing.abandon(batch); throw err; }
       landing.handOver(batch, out.events, out.outbox);
-      return resultsOf(out);
+      return forStream(out);
     }
     const out = await apply(calls, info.redelivered);
     // Committed: on JetStream the calls are answered now, and acknowledged after the hand-over.
@@ -176,11 +176,11 @@ export function startEngine(o: EngineOptions): Engine {
     if (direct && info.defer) {
       await direct.room();
       info.defer(direct.land(out.events).then(() => clearLanded(out.outbox)));
-      return resultsOf(out);
+      return forStream(out);
     }
     if (out.events.length) await o.events.publish(out.events);
     await clearLanded(out.outbox);
-    return resultsOf(out);
+    return forStream(out);
   }, { maxInFlight: o.inline ? INLINE_BATCHES : o.threads });
   const relay = startOutboxRelay({ pool: o.pool, publish: (events) => o.events.publish(events), log: o.log, wakes: o.wakes });
   return {
@@ -198,7 +198,7 @@ export function startEngine(o: EngineOptions): Engine {
 }
 
 /** A batch's results for the stream: calls left for later (busy orgs) are handed back. */
-const resultsOf = (out: BatchOutcome): IngestResults => (out.later?.length ? { results: out.results, later: out.later } : out.results);
+const forStream = (out: BatchOutcome): IngestResults => (out.later?.length ? { results: out.results, later: out.later } : out.results);
 
 interface Runner { run(calls: IngestCall[]): Promise<BatchOutcome>; stats(): PoolStats; close(): Promise<void> }
 

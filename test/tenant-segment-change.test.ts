@@ -8,7 +8,7 @@
 // transaction at a time (docs/scaling.md), so the pass is skipped there.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { call, createAppFixture, metric, sleep, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
+import { call, createAppFixture, metric, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
 import { segmentLockKey } from '../pipeline/segments/mod.js';
 import { catalogLockKeySql } from '../pipeline/governance/mod.js';
 
@@ -39,20 +39,22 @@ async function stallCase(t: Test, s: TestServer, change = SEGMENT_CHANGE) {
   await lock.query(change.sql, [change.arg(a.org.org.id)]);
   let held = true;
 
-  // Org A keeps sending while its change runs: enough calls to fill every batch slot if they waited there.
+  // Org A sends while its change runs, one call after another (each its own stream message), each
+  // once the server holds the one before (waiting, or refused by org A's gate): enough to fill every
+  // batch slot if they waited there.
   const userA = uid('a');
   const sent: Array<Promise<Res>> = [];
   const answeredWhileHeld: number[] = [];
-  let sending = true;
-  const sender = (async () => {
-    while (sending && sent.length < 40) {
-      const p = trackCall(s, a, { identifiers: { userId: userA }, event: 'during_change', properties: { n: sent.length } });
-      p.then((r) => { if (held) answeredWhileHeld.push(r.status); }, () => {});
-      sent.push(p);
-      await sleep(25); // pacing of the load, not a wait for a condition
-    }
-  })();
-  t.ok(await until(() => sent.length >= 10, 5_000, 10), 'org A has calls waiting');
+  const withServer = async () => (await metric(s, 'headwater_ingest_waiting_calls')) + answeredWhileHeld.length >= sent.length;
+  for (let n = 0; n < 10; n++) {
+    const p = trackCall(s, a, { identifiers: { userId: userA }, event: 'during_change', properties: { n } });
+    p.then((r) => { if (held) answeredWhileHeld.push(r.status); }, () => {});
+    sent.push(p);
+    t.ok(await until(withServer, 5_000, 5), `org A's call ${n} is with the server`);
+  }
+
+  // Longer than the gate's 200 ms (see below): a gate judging all orgs together would refuse org B now.
+  t.ok(await until(async () => (await metric(s, 'headwater_ingest_oldest_wait_seconds')) > 0.3, 5_000, 20), 'org A\'s calls wait past the gate\'s limit');
 
   // Org B, meanwhile: every call answered while org A's change still holds its lock.
   for (let i = 0; i < 5; i++) {
@@ -63,8 +65,6 @@ async function stallCase(t: Test, s: TestServer, change = SEGMENT_CHANGE) {
   // Its own queue may shut org A's gate meanwhile (503, nothing accepted); none is written.
   t.notOk(answeredWhileHeld.some((x) => x !== 503), `no call of org A written while its change holds the lock (${answeredWhileHeld.length} refused)`);
 
-  sending = false;
-  await sender;
   held = false;
   await lock.query('COMMIT');
   const results = await Promise.all(sent);
