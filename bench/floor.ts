@@ -50,8 +50,14 @@ const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;
 
+// Besides the keys, the two indexes the contract's reads need from what ingestion writes, as
+// headwater has them: a profile's identifiers (a profile read shows them, a merge moves them) and
+// the stored answers naming a profile (an erasure deletes them). Single-tenant, the floor needs no
+// index to list an org's profiles (its primary key lists them all).
 const CREATE = `CREATE TABLE ${table} (message_id text PRIMARY KEY, result jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+  CREATE INDEX ON ${table} ((result->>'profileId'));
   CREATE TABLE ${table}_ids (kind text NOT NULL, value text NOT NULL, profile_id text NOT NULL, PRIMARY KEY (kind, value));
+  CREATE INDEX ON ${table}_ids (profile_id);
   CREATE TABLE ${table}_profiles (id text PRIMARY KEY, traits jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
 // $1: [{k, v, p, t}] -> the profiles created now (their identifiers were new).
 const IDENTIFY = `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, p text, t jsonb)),
@@ -184,7 +190,12 @@ function answer(res: HttpResponse, state: { aborted: boolean }, r: CallResult) {
 /** A track call of a batch also claims its first identifier for a new profile named after `id`. */
 function withClaim(c: Call | undefined, d: any, id: string): Call | undefined {
   const [k, v] = Object.entries(d?.identifiers ?? {})[0] ?? [];
-  if (c?.kind === 'track' && typeof k === 'string' && typeof v === 'string') c.claim = { k, v, p: `prf_${id}` };
+  if (c?.kind === 'track' && typeof k === 'string' && typeof v === 'string') {
+    c.claim = { k, v, p: `prf_${id}` };
+    // The event names the profile it claims (its owner, had it one, is not looked up: as a
+    // resolved one would, the name lands in the stored answer's profile index).
+    c.event.profileId = c.claim.p;
+  }
   return c;
 }
 
