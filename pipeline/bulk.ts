@@ -21,7 +21,7 @@
 import type pg from 'pg';
 import { newId } from './ids.js';
 import { iso, mergeInto, messageIdOf, messageKey, replay, storedKey, trackEvent } from './calls.js';
-import { deferAll, deferrable, reject, type Step, type TierOutput } from './step.js';
+import { deferAll, deferrable, laterFor, reject, type Step, type TierOutput } from './step.js';
 import { heldByProfile, identifiersOf, identKey, lockKey, pairs, profileResource, RESOLVE_ATTEMPTS, type IdentifierRow, type ProfileRow } from './identity.js';
 import { jsonLiteral } from './store/postgres.js';
 import { keepsHistory, recompute, refreshSegments, touchesSegments, versionArgs, type SegmentCache, type Touch } from './segments/mod.js';
@@ -80,6 +80,9 @@ export async function bulkApply(o: BulkContext, job: BulkJob): Promise<TierOutpu
     // A value Postgres refuses (one call's; the per-call tier answers it 422), a deadlock or a
     // serialization failure: the calls go one by one.
     if (deferrable(err)) return deferAll(job.lanes.flat(), 'a shared statement failed');
+    // An org of the chunk is being changed: its calls go back for later, the others call by call.
+    const later = laterFor(err, job.lanes.flat(), (i) => job.calls[i]!.orgId);
+    if (later) return later;
     throw err;
   } finally {
     c.release();

@@ -9,9 +9,11 @@
 // behind a waiting exclusive one); those orgs' calls are left out of the batch and go back to the
 // stream for a moment (BatchOutcome's `later`; stream/types.ts `IngestResults`).
 //
-// The answer is a moment's: a change that asks for the lock after the probe still makes this batch
-// wait for it, as every batch did before (the window is the batch's first statements, milliseconds).
-// The probe runs in the worker thread, just before those statements, to keep that window short.
+// The answer is a moment's: a change may ask for the lock after the probe. So the workers' sessions
+// never wait for these locks either (`handBackBusyOrgs`): taking one shared while a change holds or
+// wants it fails the statement with `busy` (migration 41), and the driver (process.ts) hands that
+// org's calls back while the rest of the batch goes on. The probe spares the failed statements in
+// the common case; it runs in the worker thread, just before the batch.
 import type pg from 'pg';
 import { segmentLockKey } from './segments/mod.js';
 import { catalogLockKeySql } from './governance/mod.js';
@@ -34,4 +36,13 @@ export function busyOrgs(pool: pg.Pool): BusyOrgs {
     const busy = r.rows[0]!.busy;
     return busy.length === 0 ? NONE : new Set(busy);
   };
+}
+
+/**
+ * Makes the sessions of `pool` (an ingestion worker's) fail with `busy` where they would wait for a
+ * changing org's lock (headwater_org_lock_shared, migration 41). Set as each connection opens,
+ * before the pool hands it out.
+ */
+export function handBackBusyOrgs(pool: pg.Pool): void {
+  pool.on('connect', (c) => { c.query(`SET headwater.busy_orgs = 'hand_back'`).catch(() => {}); });
 }

@@ -16,7 +16,7 @@
 import type pg from 'pg';
 import { iso, mergeInto, messageIdOf, messageKey, messageUses, replay, storedKey, trackEvent } from './calls.js';
 import { newId } from './ids.js';
-import { deferrable, type Step, type TierOutput } from './step.js';
+import { deferrable, laterFor, type Step, type TierOutput } from './step.js';
 import { heldByProfile, lockKey, pairs, profileResource, type ProfileRow } from './identity.js';
 import { ownerKey, ownersByOrg, type IdentityCache } from './identity-cache.js';
 import { lanesOf } from './lanes.js';
@@ -242,6 +242,9 @@ export async function fastTrack(ctx: FastContext, calls: IngestCall[]): Promise<
       // another order (the same messageId claimed at once elsewhere): the general path takes them,
       // as it takes the bulk path's.
       if (deferrable(e)) return NONE();
+      // An org of the statement is being changed: its calls go back for later, the others on.
+      const later = laterFor(e, fast, (i) => calls[i]!.orgId);
+      if (later) return later;
       throw e;
     }
   } finally {

@@ -4,12 +4,12 @@
 // batch, a data error in a shared statement).
 import type pg from 'pg';
 import { newId } from './ids.js';
-import { isBadData } from './store/errors.js';
+import { busyOrgOf, isBadData } from './store/errors.js';
 import { tx } from './store/postgres.js';
 import { callError } from '../schemas/errors.js';
 import { resolveProfile, profileOut } from './identity.js';
 import { iso, QUARANTINED, replay, splitConsent, trackEvent } from './calls.js';
-import { reject, type Answered, type Step } from './step.js';
+import { reject, type Answered, type Later, type Step } from './step.js';
 import { holdSegments, keepsHistory, recompute, type SegmentCache } from './segments/mod.js';
 import { checkIdentify, checkTrack, holdCalls, type CatalogSnapshot, type SnapshotCache } from './governance/mod.js';
 import type { CallResult, IdentifyBody, IngestCall, TrackBody } from './types.js';
@@ -27,8 +27,11 @@ const STALE_ATTEMPTS = 4;
 
 const QUARANTINED_RESULT: CallResult = { status: 200, data: QUARANTINED };
 
-/** Applies one call in its own transaction: always an answer (store outages throw). */
-export async function applyOne(ctx: PerCallContext, call: IngestCall): Promise<Answered> {
+/**
+ * Applies one call in its own transaction: an answer, or `later` when its org is being changed
+ * (store/errors.ts `busy`: nothing written). Store outages throw.
+ */
+export async function applyOne(ctx: PerCallContext, call: IngestCall): Promise<Answered | Later> {
   for (let attempt = 1; ; attempt++) {
     const snap = ctx.snaps.get(call.orgId)!;
     let step: Step;
@@ -38,6 +41,8 @@ export async function applyOne(ctx: PerCallContext, call: IngestCall): Promise<A
       // A value Postgres cannot store (e.g. a NUL character) is this call's fault alone: answer it
       // and keep the batch going. Anything else (a store outage) fails the batch for redelivery.
       if (isBadData(e)) return { kind: 'reject', result: callError('validation_failed', `body /data: ${(e as Error).message}`) };
+      const busy = busyOrgOf(e);
+      if (busy !== undefined) return { kind: 'later', orgId: busy };
       throw e;
     }
     if (step.kind !== 'retry' && step.kind !== 'defer') return step;

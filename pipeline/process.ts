@@ -15,7 +15,7 @@ import { bulkApply } from './bulk.js';
 import { planOf, type Plan } from './plans.js';
 import { messageIdOf, messageKey, messageUses } from './calls.js';
 import { applyOne, type PerCallContext } from './per-call.js';
-import { answered, reject, type Answered, type Step, type TierOutput } from './step.js';
+import { answered, reject, type Answered, type Later, type Step, type TierOutput } from './step.js';
 import type { BatchOutcome, CallResult, EventRecord, IdentifyBody, IngestCall } from './types.js';
 import type { SegmentCache } from './segments/mod.js';
 import { lanesOf } from './lanes.js';
@@ -65,6 +65,19 @@ class Settled {
     return byOrg;
   }
 
+  /** Calls handed back for later (their org is being changed), and those orgs. */
+  readonly later: number[] = [];
+  private readonly busy = new Set<string>();
+
+  /** Whether this call's org was found busy by an earlier step. */
+  busyFor(i: number): boolean { return this.busy.has(this.calls[i]!.orgId); }
+
+  /** Hands `indexes` back (their org, if given, is busy from now on). */
+  handBack(indexes: Iterable<number>, orgId?: string) {
+    if (orgId !== undefined) this.busy.add(orgId);
+    for (const i of indexes) this.later.push(i);
+  }
+
   settle(i: number, step: Answered) {
     this.results[i] = step.result;
     if (step.kind !== 'ok') return;
@@ -75,16 +88,31 @@ class Settled {
 
   system(events: EventRecord[]) { for (const e of events) { this.events.push(e); this.outbox.push(e.id); } }
 
-  /** Settles a tier's answers; returns the calls it deferred, in arrival order. */
+  /**
+   * Settles a tier's answers and hands back its `later` calls; returns the calls it deferred, in
+   * arrival order, but those of an org found busy (handed back too).
+   */
   take(out: TierOutput, given: number[]): number[] {
     this.system(out.system);
     const deferred: number[] = [];
     for (const i of given) {
       const step: Step | undefined = out.steps.get(i);
       if (step && answered(step)) this.settle(i, step);
+      else if (step?.kind === 'later') this.handBack([i], step.orgId);
       else deferred.push(i);
     }
-    return deferred;
+    return this.without(deferred);
+  }
+
+  /** `indexes` but the calls of busy orgs, which are handed back. */
+  without(indexes: number[]): number[] {
+    if (this.busy.size === 0) return indexes;
+    const kept: number[] = [];
+    for (const i of indexes) {
+      if (this.busyFor(i)) this.later.push(i);
+      else kept.push(i);
+    }
+    return kept;
   }
 }
 
@@ -94,10 +122,11 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   // The calls of busy orgs are left out, and their results with them.
   const keep: number[] = [], later: number[] = [];
   calls.forEach((c, i) => (busy.has(c.orgId) ? later : keep).push(i));
-  const out = keep.length ? await processCalls(ctx, keep.map((i) => calls[i]!)) : { results: [], events: [], outbox: [] };
+  const out: BatchOutcome = keep.length ? await processCalls(ctx, keep.map((i) => calls[i]!)) : { results: [], events: [], outbox: [] };
   const results: CallResult[] = new Array(calls.length);
   keep.forEach((i, j) => { results[i] = out.results[j]!; });
-  return { ...out, results, later };
+  for (const j of out.later ?? []) later.push(keep[j]!);
+  return { ...out, results, later: later.sort((a, b) => a - b) };
 }
 
 async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
@@ -107,12 +136,13 @@ async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<B
     rest = done.take(await fastTrack({ ...ctx, identities: ctx.identities, serial: !!ctx.serial }, calls), rest);
   }
   const snaps = rest.length ? await general(ctx, calls, rest, done) : new Map<string, CatalogSnapshot>();
+  const later = done.later.length ? { later: done.later.sort((a, b) => a - b) } : {};
   // Catalog observation once per org per batch; no write when nothing is new.
   for (const [orgId, list] of done.observations()) {
     const snap = snaps.get(orgId) ?? ctx.snapshots.peek(orgId);
     if (snap) await observe(ctx.pool, orgId, snap, collectObservations(list));
   }
-  return { results: done.results, events: done.events, outbox: done.outbox };
+  return { results: done.results, events: done.events, outbox: done.outbox, ...later };
 }
 
 interface SourceState { archived: boolean; appArchived: boolean }
@@ -139,7 +169,7 @@ async function general(ctx: ProcessContext, calls: IngestCall[], rest: number[],
     return undefined;
   };
   const perCall: PerCallContext = { pool: ctx.pool, snapshots: ctx.snapshots, segments: ctx.segments, snaps };
-  const one = (call: IngestCall): Promise<Answered> => {
+  const one = (call: IngestCall): Promise<Answered | Later> => {
     const refused = sourceError(call);
     return refused ? Promise.resolve({ kind: 'reject', result: refused }) : applyOne(perCall, call);
   };
@@ -151,24 +181,37 @@ async function general(ctx: ProcessContext, calls: IngestCall[], rest: number[],
   const lanes = lanesOf(sub).map((lane) => lane.map((j) => rest[j]!));
   const { bulk, serial, plans } = splitLanes(calls, lanes, { snaps, sourceError, done });
 
+  // A lane's calls keep their order: once one of them is handed back (its org is being changed),
+  // so are those after it.
+  const runLane = async (lane: number[]) => {
+    for (let k = 0; k < lane.length; k++) {
+      const i = lane[k]!;
+      if (done.busyFor(i)) { done.handBack(lane.slice(k)); return; }
+      const step = await one(calls[i]!);
+      if (step.kind === 'later') { done.handBack(lane.slice(k), step.orgId); return; }
+      done.settle(i, step);
+    }
+  };
   const runLanes = async (list: number[][], width: number) => {
     let next = 0;
     const worker = async () => {
-      while (next < list.length) {
-        for (const i of list[next++]!) done.settle(i, await one(calls[i]!));
-      }
+      while (next < list.length) await runLane(list[next++]!);
     };
     await Promise.all(Array.from({ length: Math.min(width, list.length) }, worker));
   };
   const deferred: number[][] = [];
   const bulkPhase = async () => {
-    for (const chunk of chunksOf(bulk, BULK_CHUNK)) {
+    for (const all of chunksOf(bulk, BULK_CHUNK)) {
+      // A lane is one org's (its calls share an identifier): a busy org's lanes go back whole.
+      const chunk = all.filter((lane) => !done.busyFor(lane[0]!) || (done.handBack(lane), false));
+      if (chunk.length === 0) continue;
       const out = await bulkApply({ pool: ctx.pool, segments: ctx.segments, serial: !!ctx.serial, identities: ctx.identities }, { calls, lanes: chunk, plans });
       done.system(out.system);
       for (const lane of chunk) {
         const left = lane.filter((i) => {
           const step = out.steps.get(i);
           if (step && answered(step)) { done.settle(i, step); return false; }
+          if (step?.kind === 'later') { done.handBack([i], step.orgId); return false; }
           return true;
         });
         if (left.length) deferred.push(left);

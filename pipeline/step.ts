@@ -8,20 +8,26 @@
 //   retry   judged on a catalog snapshot that moved meanwhile: judge it again on a fresh one;
 //   defer   this tier cannot take it (a merge, a stale cache, a data error in a shared statement);
 //           nothing of it is written; the next tier takes it.
+//   later   its org is being changed (a segment change, a promote: store/errors.ts `busy`); nothing
+//           of it is written; the call goes back to the stream for a moment, unanswered.
 // Store errors still throw: an outage fails the batch (the stream redelivers it), and isolate.ts
 // finds the one call a bug or bad value belongs to.
 import type { CallResult, EventRecord } from './types.js';
-import { classifyStoreError } from './store/errors.js';
+import { busyOrgOf, classifyStoreError } from './store/errors.js';
 
 export type Step =
   | { kind: 'ok'; result: CallResult; event?: EventRecord; system?: EventRecord[]; observe?: boolean }
   | { kind: 'reject'; result: CallResult }
   | { kind: 'hold'; result: CallResult }
   | { kind: 'retry'; reason: string }
-  | { kind: 'defer'; reason: string };
+  | { kind: 'defer'; reason: string }
+  | { kind: 'later'; orgId: string };
 
 /** Steps that carry the call's answer. */
 export type Answered = Extract<Step, { result: CallResult }>;
+
+/** A call handed back: its org is busy. */
+export type Later = Extract<Step, { kind: 'later' }>;
 
 export const answered = (s: Step): s is Answered => s.kind === 'ok' || s.kind === 'reject' || s.kind === 'hold';
 
@@ -39,6 +45,19 @@ export function deferAll(indexes: Iterable<number>, reason: string): TierOutput 
   const steps = new Map<number, Step>();
   const step: Step = { kind: 'defer', reason };
   for (const i of indexes) steps.set(i, step);
+  return { steps, system: [] };
+}
+
+/**
+ * After a statement of many calls failed for a busy org (store/errors.ts `busy`): that org's calls
+ * of `indexes` go back for later, the others to the next tier. Undefined when `e` is no such error.
+ */
+export function laterFor(e: unknown, indexes: Iterable<number>, orgOf: (i: number) => string): TierOutput | undefined {
+  const org = busyOrgOf(e);
+  if (org === undefined) return undefined;
+  const steps = new Map<number, Step>();
+  const later: Step = { kind: 'later', orgId: org };
+  for (const i of indexes) if (orgOf(i) === org) steps.set(i, later);
   return { steps, system: [] };
 }
 

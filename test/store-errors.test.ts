@@ -4,7 +4,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
-import { classifyStoreError, type StoreErrorKind } from '../pipeline/store/errors.js';
+import { busyOrgOf, classifyStoreError, type StoreErrorKind } from '../pipeline/store/errors.js';
 
 interface Db { query(sql: string, params?: unknown[]): Promise<unknown>; close(): Promise<void> }
 
@@ -37,6 +37,7 @@ const cases: Array<[string, StoreErrorKind, () => Promise<unknown>]> = [
   ['a serialization failure', 'concurrency', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '40001'; END $$`)],
   ['a deadlock', 'concurrency', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '40P01'; END $$`)],
   ['a lock not available', 'concurrency', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '55P03'; END $$`)],
+  ['a busy org (migration 41)', 'busy', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'HWBSY', DETAIL = 'org_1'; END $$`)],
   ['a full disk', 'outage', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '53100'; END $$`)],
   ['an administrator shutdown', 'outage', () => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '57P01'; END $$`)],
   ['a syntax error (a bug)', 'other', () => db.query('SELEKT 1')],
@@ -45,6 +46,12 @@ const cases: Array<[string, StoreErrorKind, () => Promise<unknown>]> = [
 for (const [what, kind, f] of cases) {
   t.test(what, async (t) => { t.equal(classifyStoreError(await failure(f)), kind); });
 }
+
+t.test('a busy error names its org; other errors name none', async (t) => {
+  t.equal(busyOrgOf(await failure(() => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'HWBSY', DETAIL = 'org_7'; END $$`))), 'org_7');
+  t.equal(busyOrgOf(await failure(() => db.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '40001', DETAIL = 'org_7'; END $$`))), undefined);
+  t.equal(busyOrgOf(new Error('boom')), undefined);
+});
 
 t.test('a server that refuses connections is an outage', async (t) => {
   const c = new pg.Client({ host: '127.0.0.1', port: 1, connectionTimeoutMillis: 2_000 });

@@ -5,7 +5,7 @@ import { workerData } from 'piscina';
 import { createPool, type PgConnection } from '../pipeline/store/postgres.js';
 import { SnapshotCache } from '../pipeline/governance/mod.js';
 import { processBatch } from '../pipeline/process.js';
-import { busyOrgs } from '../pipeline/busy-orgs.js';
+import { busyOrgs, handBackBusyOrgs } from '../pipeline/busy-orgs.js';
 import { SegmentCache } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { BatchOutcome, IngestCall, TaskFailure } from '../pipeline/types.js';
@@ -14,11 +14,13 @@ import { HeapCollector } from './idle-gc.js';
 
 const { connection, connections } = workerData as { connection: PgConnection; connections: number };
 const pool = createPool(connection, connections);
+// A changing org's calls go back to the stream instead of holding the batch (busy-orgs.ts).
+handBackBusyOrgs(pool);
 const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
-// Beside other sessions: an org whose segments are changing is left for later (busy-orgs.ts).
+// Beside other sessions: an org whose segments or catalog are changing is left for later (busy-orgs.ts).
 const busy = busyOrgs(pool);
 // A burst's garbage is given back when the pool has gone quiet (idle-gc.ts).
 const heap = new HeapCollector();

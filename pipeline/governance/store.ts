@@ -18,8 +18,12 @@ export async function lockCatalogExclusive(q: Queryable, orgId: string): Promise
   await q.query(`SELECT pg_advisory_xact_lock(${KEY})`, [orgId]);
 }
 
-/** Shared, for several orgs at once (in sorted order, so two callers never wait on each other). */
+/**
+ * Shared, for several orgs at once (in sorted order, so two callers never wait on each other). On
+ * the ingestion workers' connections a held or requested exclusive lock is not waited for: the
+ * statement fails `busy` instead (migration 41, busy-orgs.ts).
+ */
 export async function lockCatalogShared(q: Queryable, orgIds: string[]): Promise<void> {
   const sorted = [...new Set(orgIds)].sort();
-  for (const id of sorted) await q.query(`SELECT pg_advisory_xact_lock_shared(${KEY})`, [id]);
+  for (const id of sorted) await q.query(`SELECT headwater_org_lock_shared(${KEY}, $1)`, [id]);
 }

@@ -11,8 +11,11 @@
 //   unique       a unique violation (23505): the thing exists already.
 //   concurrency  a deadlock (40P01), serialization failure (40001) or lock not available (55P03):
 //                rolled back whole, may run again at once.
+//   busy         an org is being changed (HWBSY, raised on the ingestion workers' connections by
+//                headwater_org_lock_shared, migration 41; the org id is the error's detail): rolled
+//                back whole; that org's calls come again once the change is done.
 //   other        anything else: a bug, answered 500.
-export type StoreErrorKind = 'outage' | 'bad_data' | 'unique' | 'concurrency' | 'other';
+export type StoreErrorKind = 'outage' | 'bad_data' | 'unique' | 'concurrency' | 'busy' | 'other';
 
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** What pg (and pg-pool) say when a connection breaks or none can be had: they carry no code. */
@@ -24,6 +27,9 @@ export function sqlState(e: unknown): string | undefined {
   return typeof c === 'string' && /^[0-9A-Z]{5}$/.test(c) ? c : undefined;
 }
 
+/** The SQLSTATE headwater_org_lock_shared raises for a busy org (migration 41). */
+const BUSY = 'HWBSY';
+
 export function classifyStoreError(e: unknown): StoreErrorKind {
   const state = sqlState(e);
   if (state) {
@@ -32,6 +38,7 @@ export function classifyStoreError(e: unknown): StoreErrorKind {
     if (cls === '22' || cls === '54') return 'bad_data';
     if (state === '23505') return 'unique';
     if (state === '40001' || state === '40P01' || state === '55P03') return 'concurrency';
+    if (state === BUSY) return 'busy';
     return 'other';
   }
   const code = (e as { code?: unknown } | null)?.code;
@@ -46,3 +53,10 @@ export const isBadData = (e: unknown) => classifyStoreError(e) === 'bad_data';
 export const isUnique = (e: unknown) => classifyStoreError(e) === 'unique';
 /** A deadlock or serialization failure: the transaction was rolled back whole and may run again. */
 export const isConcurrencyFailure = (e: unknown) => classifyStoreError(e) === 'concurrency';
+
+/** The org a `busy` error names (its detail), or undefined when `e` is not one. */
+export function busyOrgOf(e: unknown): string | undefined {
+  if (sqlState(e) !== BUSY) return undefined;
+  const d = (e as { detail?: unknown }).detail;
+  return typeof d === 'string' && d !== '' ? d : undefined;
+}

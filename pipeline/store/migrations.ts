@@ -45,11 +45,12 @@ import { pg037 } from './migrations/pg-037-fast-track-json-answer.js';
 import { pg038 } from './migrations/pg-038-history-day-counts.js';
 import { pg039 } from './migrations/pg-039-history-counts-early-exit.js';
 import { pg040 } from './migrations/pg-040-fast-track-attach-first.js';
+import { pg041 } from './migrations/pg-041-busy-org-hand-back.js';
 
 export type { Migration };
 
 // One file per step under ./migrations/; the list below is the order. Versions are never reused.
-export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013, pg014, pg015, pg016, pg017, pg018, pg019, pg020, pg021, pg022, pg023, pg024, pg025, pg026, pg027, pg028, pg029, pg030, pg031, pg032, pg033, pg034, pg035, pg036, pg037, pg038, pg039, pg040];
+export const PG_MIGRATIONS: Migration[] = [pg001, pg002, pg003, pg004, pg005, pg006, pg007, pg008, pg009, pg010, pg011, pg012, pg013, pg014, pg015, pg016, pg017, pg018, pg019, pg020, pg021, pg022, pg023, pg024, pg025, pg026, pg027, pg028, pg029, pg030, pg031, pg032, pg033, pg034, pg035, pg036, pg037, pg038, pg039, pg040, pg041];
 
 export const CH_MIGRATIONS: Migration[] = [
   {
