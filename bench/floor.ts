@@ -50,36 +50,44 @@ const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;
 
-// Besides the keys, the two indexes the contract's reads need from what ingestion writes, as
-// headwater has them: a profile's identifiers (a profile read shows them, a merge moves them) and
-// the stored answers naming a profile (an erasure deletes them). Single-tenant, the floor needs no
-// index to list an org's profiles (its primary key lists them all).
-const CREATE = `CREATE TABLE ${table} (message_id text PRIMARY KEY, result jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
-  CREATE INDEX ON ${table} ((result->>'profileId'));
-  CREATE TABLE ${table}_ids (kind text NOT NULL, value text NOT NULL, profile_id text NOT NULL, PRIMARY KEY (kind, value));
+// What the floor stores is what the contract makes any multi-tenant service store, in the least
+// costly way: messageIds and identifiers keyed within their org and app, profiles listable per org,
+// and the two indexes the contract's reads need from what ingestion writes, as headwater has them:
+// a profile's identifiers (a profile read shows them, a merge moves them) and the stored answers
+// naming a profile (an erasure deletes them). Its one org and app ($2, $3) have ids as long as
+// headwater's, so the keys cost what headwater's do.
+const ORG = `org_${randomBytes(13).toString('hex').slice(0, 26)}`;
+const APP = `app_${randomBytes(13).toString('hex').slice(0, 26)}`;
+const CREATE = `CREATE TABLE ${table} (org_id text NOT NULL, app_id text NOT NULL, message_id text NOT NULL, result jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (org_id, app_id, message_id));
+  CREATE INDEX ON ${table} (org_id, (result->>'profileId'));
+  CREATE TABLE ${table}_ids (org_id text NOT NULL, app_id text NOT NULL, kind text NOT NULL, value text NOT NULL, profile_id text NOT NULL,
+    PRIMARY KEY (org_id, app_id, kind, value));
   CREATE INDEX ON ${table}_ids (profile_id);
-  CREATE TABLE ${table}_profiles (id text PRIMARY KEY, traits jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`;
+  CREATE TABLE ${table}_profiles (id text PRIMARY KEY, org_id text NOT NULL, traits jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now());
+  CREATE INDEX ON ${table}_profiles (org_id, id)`;
 // $1: [{k, v, p, t}] -> the profiles created now (their identifiers were new).
 const IDENTIFY = `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, p text, t jsonb)),
-  ids AS (INSERT INTO ${table}_ids (kind, value, profile_id) SELECT k, v, p FROM x ON CONFLICT DO NOTHING RETURNING kind, value),
-  np AS (INSERT INTO ${table}_profiles (id, traits) SELECT x.p, x.t FROM x JOIN ids ON ids.kind = x.k AND ids.value = x.v RETURNING id)
+  ids AS (INSERT INTO ${table}_ids (org_id, app_id, kind, value, profile_id) SELECT $2, $3, k, v, p FROM x ON CONFLICT DO NOTHING RETURNING kind, value),
+  np AS (INSERT INTO ${table}_profiles (id, org_id, traits) SELECT x.p, $2, x.t FROM x JOIN ids ON ids.kind = x.k AND ids.value = x.v RETURNING id)
   SELECT coalesce(array_agg(id), '{}') AS ids FROM np`;
 // $1 as above, for the identifiers that had a profile already: their traits merged in.
 const MERGE = `UPDATE ${table}_profiles pr SET traits = pr.traits || x.t, updated_at = now()
-  FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, t jsonb) JOIN ${table}_ids i ON i.kind = x.k AND i.value = x.v
+  FROM jsonb_to_recordset($1::jsonb) AS x(k text, v text, t jsonb)
+  JOIN ${table}_ids i ON i.org_id = $2 AND i.app_id = $3 AND i.kind = x.k AND i.value = x.v
   WHERE pr.id = i.profile_id RETURNING pr.id, pr.traits, x.k, x.v`;
 // $1: [{m, r}] -> the messageIds inserted now; $1 again: the originals of the others.
-const INSERT = `WITH i AS (INSERT INTO ${table} (message_id, result)
-  SELECT x.m, x.r FROM jsonb_to_recordset($1::jsonb) AS x(m text, r jsonb) ON CONFLICT DO NOTHING RETURNING message_id)
+const INSERT = `WITH i AS (INSERT INTO ${table} (org_id, app_id, message_id, result)
+  SELECT $2, $3, x.m, x.r FROM jsonb_to_recordset($1::jsonb) AS x(m text, r jsonb) ON CONFLICT DO NOTHING RETURNING message_id)
   SELECT coalesce(array_agg(message_id), '{}') AS ids FROM i`;
 // A batch's track calls also claim their identifier for a new profile (as the Fastify + pg batch
 // baseline upserts the batch's profiles): $1: [{m, r, k, v, p}] -> the messageIds inserted now.
 const INSERT_CLAIM = `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(m text, r jsonb, k text, v text, p text)),
-  i AS (INSERT INTO ${table} (message_id, result) SELECT m, r FROM x ON CONFLICT DO NOTHING RETURNING message_id),
-  ids AS (INSERT INTO ${table}_ids (kind, value, profile_id) SELECT DISTINCT ON (k, v) k, v, p FROM x ON CONFLICT DO NOTHING RETURNING profile_id),
-  np AS (INSERT INTO ${table}_profiles (id, traits) SELECT profile_id, '{}'::jsonb FROM ids)
+  i AS (INSERT INTO ${table} (org_id, app_id, message_id, result) SELECT $2, $3, m, r FROM x ON CONFLICT DO NOTHING RETURNING message_id),
+  ids AS (INSERT INTO ${table}_ids (org_id, app_id, kind, value, profile_id) SELECT DISTINCT ON (k, v) $2, $3, k, v, p FROM x ON CONFLICT DO NOTHING RETURNING profile_id),
+  np AS (INSERT INTO ${table}_profiles (id, org_id, traits) SELECT profile_id, $2, '{}'::jsonb FROM ids)
   SELECT coalesce(array_agg(message_id), '{}') AS ids FROM i`;
-const ORIGINALS = `SELECT message_id, result FROM ${table} WHERE message_id = ANY($1::text[])`;
+const ORIGINALS = `SELECT message_id, result FROM ${table} WHERE org_id = $2 AND app_id = $3 AND message_id = ANY($1::text[])`;
 
 interface Store { query(sql: string, params: unknown[]): Promise<Array<Record<string, any>>>; close(): Promise<void> }
 
@@ -124,22 +132,22 @@ interface BatchAnswer { results: CallResult[]; left: number }
 async function storeTracks(calls: Track[]): Promise<CallResult[]> {
   const claims = calls.some((c) => c.claim);
   const rows = calls.map((c) => (claims ? { m: c.key, r: c.event, ...c.claim } : { m: c.key, r: c.event }));
-  const [row] = await db.query(claims ? INSERT_CLAIM : INSERT, [JSON.stringify(rows)]);
+  const [row] = await db.query(claims ? INSERT_CLAIM : INSERT, [JSON.stringify(rows), ORG, APP]);
   const inserted = new Set<string>(row!.ids);
   const replays = calls.filter((c) => !inserted.has(c.key));
   const originals = new Map<string, unknown>();
-  if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.key)])) originals.set(r.message_id, r.result);
+  if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.key), ORG, APP])) originals.set(r.message_id, r.result);
   return calls.map((c) => (inserted.has(c.key) ? { status: 201, data: c.event } : { status: 200, data: originals.get(c.key) }));
 }
 
 /** Stores a batch of identify calls (distinct identifiers): 200 with the profile, new or merged into. */
 async function storeIdentifies(calls: Identify[]): Promise<CallResult[]> {
   const rows = calls.map((c) => ({ k: c.k, v: c.v, p: c.profileId, t: c.traits }));
-  const [row] = await db.query(IDENTIFY, [JSON.stringify(rows)]);
+  const [row] = await db.query(IDENTIFY, [JSON.stringify(rows), ORG, APP]);
   const created = new Set<string>(row!.ids);
   const rest = rows.filter((r) => !created.has(r.p));
   const merged = new Map<string, { id: string; traits: unknown }>();
-  if (rest.length) for (const r of await db.query(MERGE, [JSON.stringify(rest)])) merged.set(`${r.k}\u0001${r.v}`, { id: r.id, traits: r.traits });
+  if (rest.length) for (const r of await db.query(MERGE, [JSON.stringify(rest), ORG, APP])) merged.set(`${r.k}\u0001${r.v}`, { id: r.id, traits: r.traits });
   return calls.map((c) => (created.has(c.profileId) ? { status: 200, data: { id: c.profileId, traits: c.traits } } : { status: 200, data: merged.get(c.key) }));
 }
 
