@@ -203,7 +203,11 @@ async function general(ctx: ProcessContext, calls: IngestCall[], rest: number[],
   const bulkPhase = async () => {
     for (const all of chunksOf(bulk, BULK_CHUNK)) {
       // A lane is one org's (its calls share an identifier): a busy org's lanes go back whole.
-      const chunk = all.filter((lane) => !done.busyFor(lane[0]!) || (done.handBack(lane), false));
+      const chunk: number[][] = [];
+      for (const lane of all) {
+        if (done.busyFor(lane[0]!)) done.handBack(lane);
+        else chunk.push(lane);
+      }
       if (chunk.length === 0) continue;
       const out = await bulkApply({ pool: ctx.pool, segments: ctx.segments, serial: !!ctx.serial, identities: ctx.identities }, { calls, lanes: chunk, plans });
       done.system(out.system);
