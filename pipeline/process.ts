@@ -7,8 +7,9 @@
 //   2. bulk.ts: plain lanes (nothing held or promoted, messageIds used once): one transaction per
 //      chunk, one statement per step;
 //   3. per-call.ts: everything else, one transaction per call, lanes in arrival order.
-// Catalog observation runs once per org per batch, after the tiers. Before them, beside other
-// sessions, the calls of orgs whose segments are changing are left out for later (busy-orgs.ts).
+// Catalog observation runs once per org per batch, after the tiers. Beside other sessions, the calls
+// of orgs whose segments or catalog are changing go back for later (busy-orgs.ts): those of orgs
+// found busy lately are left out before the tiers, the others when a tier's statement fails `busy`.
 import type pg from 'pg';
 import { callError } from '../schemas/errors.js';
 import { bulkApply } from './bulk.js';
@@ -117,8 +118,8 @@ class Settled {
 }
 
 export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {
-  const busy = ctx.busy ? await ctx.busy([...new Set(calls.map((c) => c.orgId))]) : undefined;
-  if (!busy?.size) return processCalls(ctx, calls);
+  const busy = ctx.busy ? await ctx.busy.check([...new Set(calls.map((c) => c.orgId))]) : undefined;
+  if (!busy?.size) return watched(ctx, calls, await processCalls(ctx, calls));
   // The calls of busy orgs are left out, and their results with them.
   const keep: number[] = [], later: number[] = [];
   calls.forEach((c, i) => (busy.has(c.orgId) ? later : keep).push(i));
@@ -126,7 +127,13 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   const results: CallResult[] = new Array(calls.length);
   keep.forEach((i, j) => { results[i] = out.results[j]!; });
   for (const j of out.later ?? []) later.push(keep[j]!);
-  return { ...out, results, later: later.sort((a, b) => a - b) };
+  return watched(ctx, calls, { ...out, results, later: later.sort((a, b) => a - b) });
+}
+
+/** The orgs whose calls `out` hands back are asked about before their next batches (busy-orgs.ts). */
+function watched(ctx: ProcessContext, calls: IngestCall[], out: BatchOutcome): BatchOutcome {
+  if (ctx.busy && out.later?.length) ctx.busy.saw(new Set(out.later.map((i) => calls[i]!.orgId)));
+  return out;
 }
 
 async function processCalls(ctx: ProcessContext, calls: IngestCall[]): Promise<BatchOutcome> {

@@ -2,14 +2,14 @@
 // must still not wait for it: on the ingestion workers' sessions (handBackBusyOrgs) every step that
 // takes the org's segment or catalog lock shared fails `busy` instead of waiting (migration 41),
 // and the driver (pipeline/process.ts) hands that org's calls back while the batch's other calls
-// are written. The driver runs here without the probe (as if the change came right after it),
-// through each tier, on a PostgreSQL server (embedded, one session runs one transaction at a time:
+// are written. The driver runs here without the watch (as if the change came right after a batch
+// asked), through each tier, on a PostgreSQL server (embedded, one session runs one transaction at a time:
 // there is nothing to wait beside). Then, the change done, the handed-back calls are written once.
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { adminCall, call, createAppFixture, startServer, uid, until, type AppFixture } from './helpers/server.js';
 import { processBatch, type ProcessContext } from '../pipeline/process.js';
-import { handBackBusyOrgs } from '../pipeline/busy-orgs.js';
+import { BUSY_WATCH_MS, busyOrgs, handBackBusyOrgs } from '../pipeline/busy-orgs.js';
 import { catalogLockKeySql, SnapshotCache } from '../pipeline/governance/mod.js';
 import { SegmentCache, segmentLockKey } from '../pipeline/segments/mod.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
@@ -31,7 +31,7 @@ if (!url) {
     body: { identifiers: { userId: user }, event: 'busy_test', messageId: uid('msg') }, ...extra,
   });
 
-  /** A worker thread's context, as workers/ingest-task.ts makes it, without the busy probe. */
+  /** A worker thread's context, as workers/ingest-task.ts makes it, without the busy watch. */
   const context = (t: Test, o: { fast: boolean }): ProcessContext => {
     const pool = new pg.Pool({ connectionString: s.databaseUrl, max: 4 });
     handBackBusyOrgs(pool);
@@ -134,5 +134,56 @@ if (!url) {
     t.teardown(() => adminCall(s, a, 'PATCH', '/v1/settings', { ingestionPolicy: 'permissive' }));
     // A name org A's catalog does not know: held (200 quarantined) once the promote is done.
     await handBackCase(t, ctx, () => [track(a, uid('a')), track(a, uid('a'))].map((c) => ({ ...c, body: { ...(c.body as object), event: uid('unknown_event') } as IngestCall['body'] })), catalogLock, [200, 200]);
+  });
+
+  /** The worker's watch on a pool of its own, and how many statements it has sent. */
+  const watchOf = (t: Test, now?: () => number) => {
+    const probes = new pg.Pool({ connectionString: s.databaseUrl, max: 1 });
+    t.teardown(() => probes.end());
+    const counted = { asked: 0 };
+    const query = probes.query.bind(probes) as (...args: unknown[]) => unknown;
+    (probes as unknown as { query: typeof query }).query = (...args) => { counted.asked++; return query(...args); };
+    return Object.assign(counted, { watch: busyOrgs(probes, now) });
+  };
+
+  t.test('the watch: an org found busy is asked about before its batches until its change is done', async (t) => {
+    const w = watchOf(t);
+    const ctx: ProcessContext = { ...context(t, { fast: true }), busy: w.watch };
+    const user = uid('a');
+    await warm(ctx, [user]);
+    t.equal(w.asked, 0, 'no org found busy yet: nothing asked');
+    const batch = () => [track(a, user), track(b, uid('b'))];
+    const release = await segmentLock();
+    try {
+      const first = await processBatch(ctx, batch());
+      t.same(first.later, [0], 'org A\'s call handed back by its failed statement');
+      t.equal(first.results[1]?.status, 201, 'org B\'s call written');
+      t.equal(w.asked, 0, 'not asked: org A was not watched');
+      const second = await processBatch(ctx, batch());
+      t.same(second.later, [0], 'org A\'s call left out');
+      t.equal(second.results[1]?.status, 201, 'org B\'s call written');
+      t.equal(w.asked, 1, 'asked once, about the watched org');
+    } finally { await release(); }
+    const third = await processBatch(ctx, batch());
+    t.same(third.later ?? [], [], 'the change done: none handed back');
+    t.same(third.results.map((r) => r?.status), [201, 201], 'both written');
+    t.equal(w.asked, 2, 'asked once more, and found done');
+    await processBatch(ctx, batch());
+    t.equal(w.asked, 2, 'forgotten: not asked again');
+  });
+
+  t.test('the watch ends when no batch found the org busy for a while', async (t) => {
+    let now = 1_000_000;
+    const w = watchOf(t, () => now);
+    w.watch.saw([a.org.org.id]);
+    now += BUSY_WATCH_MS - 1;
+    t.equal((await w.watch.check([a.org.org.id, b.org.org.id])).size, 0, 'watched, not busy');
+    t.equal(w.asked, 1, 'asked about the watched org');
+    t.equal((await w.watch.check([a.org.org.id])).size, 0, 'not busy');
+    t.equal(w.asked, 1, 'found done: forgotten');
+    w.watch.saw([a.org.org.id]);
+    now += BUSY_WATCH_MS;
+    t.equal((await w.watch.check([a.org.org.id])).size, 0, 'the watch ended');
+    t.equal(w.asked, 1, 'not asked once the watch ended');
   });
 }

@@ -20,7 +20,8 @@ const snapshots = new SnapshotCache();
 const segments = new SegmentCache();
 // Identifier owners this thread read or wrote: the track fast path (fast-track.ts) checks them.
 const identities = new IdentityCache();
-// Beside other sessions: an org whose segments or catalog are changing is left for later (busy-orgs.ts).
+// Beside other sessions: an org whose segments or catalog are changing is left for later, and asked
+// about before its next batches while it is (busy-orgs.ts).
 const busy = busyOrgs(pool);
 // A burst's garbage is given back when the pool has gone quiet (idle-gc.ts).
 const heap = new HeapCollector();
