@@ -33,7 +33,10 @@ export interface BatchConsumerOptions<T> {
   maxBatch: number;
   /** Batches processing at once; a new fetch starts only below this. */
   maxInFlight: number;
-  /** How long a partial batch waits for more messages before it goes (latency vs batch size). */
+  /**
+   * How long a partial batch waits for more messages before it goes (latency vs batch size); 0: until
+   * the next turn of the event loop (the messages one read of the socket brought go together).
+   */
   lingerMs: number;
   /** Lifetime of one pull request while messages flow (>= 1000 ms); also bounds close() while they do. */
   fetchExpiresMs: number;
@@ -85,10 +88,12 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
   // `lingerMs`, but only into a free slot (else when one frees): small batches when idle, full
   // ones under load, and never more than maxInFlight running.
   let buf: JsMsg[] = [];
-  let timer: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  const later = () => (o.lingerMs > 0 ? setTimeout(flush, o.lingerMs) : setImmediate(flush));
 
   function flush() {
-    clearTimeout(timer); timer = undefined;
+    if (timer !== undefined) { if (o.lingerMs > 0) clearTimeout(timer as NodeJS.Timeout); else clearImmediate(timer as NodeJS.Immediate); }
+    timer = undefined;
     // Closing: hand the messages back at once so another worker takes them.
     if (closed) { settle(buf, (m) => m.nak()); buf = []; return; }
     while (buf.length > 0 && running.size < o.maxInFlight) {
@@ -169,7 +174,7 @@ export function startBatchConsumer<T>(o: BatchConsumerOptions<T>): { close(): Pr
         if (closed) { settle([m], (x) => x.nak()); continue; }
         buf.push(m);
         if (buf.length >= o.maxBatch) flush();
-        else timer ??= setTimeout(flush, o.lingerMs);
+        else timer ??= later();
       }
     } finally {
       clearTimeout(guard);

@@ -22,7 +22,12 @@ export interface JetStreamOptions {
   names?: { prefix?: string };
   /** A publish not acknowledged by the stream within this is refused (503); default 2 s. */
   pubAckTimeoutMs?: number;
-  /** A partial batch waits this long for more messages (only while a batch slot is free); default 1 ms. */
+  /**
+   * A partial batch of calls waits this long for more messages (only while a batch slot is free).
+   * Default 0: it goes on the next turn of the event loop, with what one read of the socket brought.
+   * A 1-ms linger added that to every call's answer while a slot was free: single track calls at 64
+   * connections ran 5-8 % faster without it, and batch load (both slots taken) the same.
+   */
   lingerMs?: number;
   /** Redelivery delay after a failed ingest batch; default 1 s. */
   nakDelayMs?: number;
@@ -56,7 +61,7 @@ export async function createJetStreams(opts: JetStreamOptions): Promise<{ ingest
 
   const ctx = {
     nc, js: jetstream(nc), jsm, log, names, connected: () => connected && !nc.isClosed(),
-    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 1,
+    pubAckTimeoutMs: opts.pubAckTimeoutMs ?? 2_000, lingerMs: opts.lingerMs ?? 0,
     // The shortest the server allows for a pull with heartbeats; a stop waits for the open pulls to run
     // out (one per consumer, in turn), so this bounds how long a stop takes.
     fetchExpiresMs: 1_000,
