@@ -6,10 +6,11 @@
 // committed: 201 with the event, or 200 with the original. An identify call (POST .../identify, one
 // identifier, as the bench sends) claims its identifier for a new profile with its traits in one
 // statement, or merges the traits into the identifier's profile; answered 200 with the profile.
+// With --clickhouse chdb, each new event then lands in an embedded ClickHouse (chDB) events table
+// after the answer, in few large inserts, as headwater's do (floor-clickhouse.ts).
 // No auth, no validation beyond the JSON, no identity resolution beyond one identifier, no
-// governance, no segments, no ClickHouse (and no stream, but with --stream): every
-// headwater call does all of this and more, so this server's rate bounds headwater's from above in
-// the same run.
+// governance, no segments (and no stream, but with --stream): every headwater call does all of
+// this and more, so this server's rate bounds headwater's from above in the same run.
 // POST /v1/batch: each call joins the same queue (with the stream: one submit per request, as
 // headwater's front end does), a track call also claims its first identifier for a new profile (as
 // the Fastify + pg batch baseline upserts profiles), and the request is answered 200 with the
@@ -24,7 +25,7 @@
 // It creates its own tables with a random suffix (pg: dropped when stopped) and, with the stream,
 // its own streams (deleted when stopped).
 //
-//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--inflight N] [--port P] [--host H]
+//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--clickhouse chdb|none] [--inflight N] [--port P] [--host H]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,9 +36,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../lib/log.js';
 import { createJetStreams, deleteStreams, streamNames, type IngestStream } from '../pipeline/stream/mod.js';
-import type { CallResult, IngestCall } from '../pipeline/types.js';
+import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
 import { arg } from './args.js';
+import { openFloorLanding, type FloorLanding } from './floor-clickhouse.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));
@@ -46,6 +48,8 @@ if (store !== 'pglite' && store !== 'pg') throw new Error('--store is pglite or 
 const viaNats = arg('--stream', 'none') === 'nats';
 if (viaNats && store !== 'pg') throw new Error('--stream nats goes with --store pg');
 const inflight = Number(arg('--inflight', '2'));
+const clickhouse = arg('--clickhouse', 'none');
+if (clickhouse !== 'chdb' && clickhouse !== 'none') throw new Error('--clickhouse is chdb or none');
 const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;
@@ -139,10 +143,18 @@ async function storeTracks(calls: Track[]): Promise<CallResult[]> {
   const rows = calls.map((c) => (claims ? { m: c.key, r: c.event, ...c.claim } : { m: c.key, r: c.event }));
   const [row] = await db.query(claims ? INSERT_CLAIM : INSERT, [JSON.stringify(rows), ORG, APP]);
   const inserted = new Set<string>(row!.ids);
+  if (landing) landing.add(calls.filter((c) => inserted.has(c.key)).map(eventRecord));
   const replays = calls.filter((c) => !inserted.has(c.key));
   const originals = new Map<string, unknown>();
   if (replays.length) for (const r of await db.query(ORIGINALS, [replays.map((c) => c.key), ORG, APP])) originals.set(r.message_id, r.result);
   return calls.map((c) => (inserted.has(c.key) ? { status: 201, data: c.event } : { status: 200, data: originals.get(c.key) }));
+}
+
+/** A new event as headwater lands it (a single call's claims no profile: its profileId is empty). */
+function eventRecord(c: Track): EventRecord {
+  const e = c.event as { id: string; messageId: string; event: string; properties: Record<string, unknown>; timestamp: string; receivedAt: string; profileId?: string };
+  return { id: e.id, orgId: ORG, appId: APP, sourceId: 'src_floor', profileId: e.profileId ?? '', environment: 'production',
+    event: e.event, properties: e.properties, timestamp: e.timestamp, receivedAt: e.receivedAt, messageId: e.messageId };
 }
 
 /** Stores a batch of identify calls (distinct identifiers): 200 with the profile, new or merged into. */
@@ -222,6 +234,7 @@ function settle(p: Pending, r: CallResult) {
 const unavailable = (err: unknown): CallResult => ({ status: 503, error: { code: 'dependency_unavailable', message: String(err) } } as CallResult);
 
 const db = await openStore();
+const landing: FloorLanding | undefined = clickhouse === 'chdb' ? await openFloorLanding({ lingerMs: store === 'pg' ? 1_000 : 250 }) : undefined;
 let queue: Pending[] = [];
 let running = 0;
 
@@ -335,7 +348,7 @@ App()
 const stop = () => {
   if (listenSocket) us_listen_socket_close(listenSocket);
   listenSocket = undefined;
-  void (nats?.close() ?? Promise.resolve()).catch(() => {}).then(() => db.close()).finally(() => process.exit(0));
+  void (nats?.close() ?? Promise.resolve()).catch(() => {}).then(() => landing?.close()).catch(() => {}).then(() => db.close()).finally(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -45,6 +45,9 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
     mine.push({ name, measured: measured ?? 'not measured', wanted, pass: measured === undefined || pass === undefined ? null : pass });
   // The floor of each mode (bench/floor.ts on the same store): a target the floor misses is out of reach.
   for (const [server, label, min, floorName] of [['headwater-nats', 'nats+pg', 0.6, 'floor-nats-pg'], ['headwater-embedded', 'embedded', 0.5, 'floor-pglite']] as const) {
+    // CPU per event is read against the floor that lands its events in ClickHouse too.
+    const chFloorName = `${floorName}-ch`;
+    const flch = find(chFloorName, 'batch20-users1000');
     const u = find(server, 'batch20-users1000');
     const b = find('fastify-pg-batch', 'batch20-users1000');
     const fl = find(floorName, 'batch20-users1000');
@@ -54,9 +57,11 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
       `${rb.toFixed(2)}x (${f(u!.callsPerS)} vs ${f(b!.callsPerS)})${rf !== undefined ? `; ${floorName} ${rf.toFixed(2)}x` : ''}`, `>= ${min}x`, rb === undefined ? undefined : rb >= min);
     const cpu = u?.cpuUsPerCall?.total;
     const fcpu = fl?.cpuUsPerCall?.total;
+    const fchcpu = flch?.cpuUsPerCall?.total;
+    const usOf = (x: number | undefined, name: string) => (x !== undefined && Number.isFinite(x) ? `; ${name} ${x.toFixed(1)} us` : '');
     add(`${label}: batch-20, 1,000 users: CPU per event, all processes`, cpu === undefined || !Number.isFinite(cpu) ? undefined :
       `${cpu.toFixed(1)} us (server ${f(u!.cpuUsPerCall!.server, 1)}${u!.cpuUsPerCall!.postgres !== undefined ? `, postgres ${f(u!.cpuUsPerCall!.postgres, 1)}` : ''}${u!.cpuUsPerCall!.nats !== undefined ? `, nats ${f(u!.cpuUsPerCall!.nats, 1)}` : ''})` +
-      (fcpu !== undefined && Number.isFinite(fcpu) ? `; ${floorName} ${fcpu.toFixed(1)} us` : ''),
+      usOf(fchcpu, `${chFloorName} (with ClickHouse)`) + usOf(fcpu, `${floorName} (without)`),
       '<= 60 us', cpu === undefined ? undefined : cpu <= 60);
     const nu = cratio(find(server, 'batch20-newusers'), u);
     const fnu = cratio(find(floorName, 'batch20-newusers'), fl);
@@ -94,7 +99,7 @@ export function batchSection(o: Options, s: LoadSettings, results: ScenarioResul
   md.push(`Load: ${o.loadgen}, ${s.connections} connections, ${s.threads} threads, ${s.durationS} s after a ${o.warmupS} s warm-up (messageIds of its own), ` +
     `${BATCH_SIZE} calls per \`POST /v1/batch\`, userId among ${o.users}; headwater NATS mode on ${o.privateNats ? 'a private nats-server' : 'NATS_URL'} and a fresh database.`);
   md.push('Baseline: bench/fastify-pg-batch.ts (Fastify + pg: one transaction per request, a multi-row event INSERT ... ON CONFLICT (messageId) DO NOTHING, a multi-row profile upsert with jsonb traits merge).');
-  md.push('Floors: bench/floor.ts on each mode\'s store (floor-pglite, floor-nats-pg): uWS, every messageId with its event and a claim of each track call\'s identifier for a new profile, keyed by org and app with the indexes the contract\'s reads need (a profile\'s identifiers, an org\'s profiles, the answers naming a profile), one statement per gathered batch; no auth, governance, identity resolution, segments or ClickHouse. A target the floor misses cannot be met on these stores.');
+  md.push('Floors: bench/floor.ts on each mode\'s store (floor-pglite, floor-nats-pg): uWS, every messageId with its event and a claim of each track call\'s identifier for a new profile, keyed by org and app with the indexes the contract\'s reads need (a profile\'s identifiers, an org\'s profiles, the answers naming a profile), one statement per gathered batch; no auth, governance, identity resolution, segments or ClickHouse. floor-pglite-ch and floor-nats-pg-ch (batch20-users1000): the same, then each new event landed in embedded ClickHouse (chDB: headwater\'s events table and insert, up to 5,000 events an insert) after the answer, as the contract\'s event reads need: the floor of the CPU per event target. A target the floor misses cannot be met on these stores.');
   md.push('Scenarios: batch20-users1000 (track, userId among the users), batch20-newusers (track, a new userId per call), batch20-replay (batch20-users1000\'s bodies again: every messageId stored), batch20-mix (1 identify per 4 track calls).');
   md.push('Other work ran on the machine at the same time: compare the ratios, not the absolute figures.', '');
   md.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 || i === 5 ? '---' : '---:')).join('|')}|`);

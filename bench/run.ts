@@ -72,6 +72,8 @@ interface Baseline {
   pg?: boolean; nats?: boolean; batch?: boolean; kinds: Array<'track' | 'identify'>;
   /** Takes the batch scenarios as well as its single-call `kinds` (the floors: what the batch targets are read against). */
   batchToo?: boolean;
+  /** Only these batch scenarios, once each (no --repeat). */
+  batchOnly?: string[];
 }
 const BASELINES: Baseline[] = [
   // The ceiling: uWS parsing the JSON and answering 201.
@@ -84,6 +86,11 @@ const BASELINES: Baseline[] = [
   { name: 'floor-pglite', only: 'floor', script: 'floor.js', args: ['--store', 'pglite'], startMs: 30_000, batchToo: true, kinds: ['track', 'identify'] },
   { name: 'floor-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg'], startMs: 30_000, pg: true, kinds: ['track'] },
   { name: 'floor-nats-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats'], startMs: 30_000, pg: true, nats: true, batchToo: true, kinds: ['track', 'identify'] },
+  // The same floors landing each new event in ClickHouse (chDB) as well: the CPU per event target's
+  // floor (ClickHouse's inserts and merges compete with the store for this machine's cores, so the
+  // throughput ratios are read against the floors above, which bound the stores' own work).
+  { name: 'floor-pglite-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--clickhouse', 'chdb'], startMs: 30_000, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
+  { name: 'floor-nats-pg-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
 ];
 
 async function main() {
@@ -179,7 +186,7 @@ async function main() {
           if (runBatch) {
             let replayOf: { runId: string; batches: number } | undefined;
             let repeatFloor: (() => Promise<ScenarioResult>) | undefined;
-            for (const sc of BATCH_SCENARIOS.filter(wantScenario)) {
+            for (const sc of BATCH_SCENARIOS.filter(wantScenario).filter((x) => !b.batchOnly || b.batchOnly.includes(x))) {
               const batch = batchShape(sc, replayOf);
               if (!batch) { skipped.push({ what: `${b.name}/${sc}`, reason: 'nothing to replay (batch20-users1000 not measured)' }); continue; }
               const measureBatch = () => measure(o, srv, { ...target, kind: 'batch', batch }, settings, tmp, { warmupS: o.warmupS, scenario: sc, uses: { pg: !!b.pg, nats: !!b.nats }, statements: itemized(!!b.pg) });
@@ -187,7 +194,7 @@ async function main() {
               results.push(r); process.stdout.write(line(r) + '\n');
               if (sc !== 'batch20-users1000') continue;
               replayOf = replaySource(r, settings);
-              if (b.batchToo) repeatFloor = measureBatch;
+              if (b.batchToo && !b.batchOnly) repeatFloor = measureBatch;
             }
             // --repeat on a floor too, after its other scenarios (as for headwater below): how
             // much its own runs move (the stability target's floor).
