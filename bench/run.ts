@@ -151,8 +151,8 @@ async function main() {
     const pgU = new URL(dbUrl);
     const pgUp = await reachable(pgU.hostname, Number(pgU.port || 5432));
     pgDatabases.push(decodeURIComponent(pgU.pathname.replace(/^\//, '')) || 'postgres');
-    // Postgres statement by statement in the batch scenarios, when the server can say.
-    const st = pgUp && o.batch !== 'off' ? await openStatements(dbUrl) : {};
+    // Postgres statement by statement in the batch and segment scenarios, when the server can say.
+    const st = pgUp && (o.batch !== 'off' || o.segments) ? await openStatements(dbUrl) : {};
     if (st.reason) process.stdout.write(`  (Postgres statements not itemized: ${st.reason})\n`);
     statements = st.statements;
     const itemized = (uses: boolean) => (uses && statements ? { s: statements, databases: pgDatabases } : undefined);
@@ -301,7 +301,8 @@ async function main() {
               const t0 = Date.now();
               await defineSegments(http, run.srv.url, fx.admin);
               process.stdout.write(`${mode.name}: 50 segments defined in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-              r = await measure(o, run.srv, { url: run.srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId, kind: 'track' }, settings, tmp, { warmupS: o.warmupS, scenario, fixture: fx });
+              r = await measure(o, run.srv, { url: run.srv.url, apiKey: fx.apiKey, sourceId: fx.sourceId, kind: 'track' }, settings, tmp,
+                { warmupS: o.warmupS, scenario, fixture: fx, uses: { pg: mode.key === 'nats', nats: mode.key === 'nats' }, statements: itemized(mode.key === 'nats') });
             } else if (isBatch(scenario)) {
               const batch = batchShape(scenario, replayOf)!;
               const { srv, fx } = run;
