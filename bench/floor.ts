@@ -25,7 +25,8 @@
 // It creates its own tables with a random suffix (pg: dropped when stopped) and, with the stream,
 // its own streams (deleted when stopped).
 //
-//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--clickhouse chdb|none] [--inflight N] [--port P] [--host H]
+//   --segments bench: the org has the bench's 50 segments (floor-segments.ts).
+//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--clickhouse chdb|none] [--segments bench] [--inflight N] [--port P] [--host H]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,7 @@ import type { CallResult, EventRecord, IngestCall } from '../pipeline/types.js';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpRequest, type HttpResponse, type us_listen_socket, type us_socket } from 'uws-pack';
 import { arg } from './args.js';
 import { openFloorLanding, type FloorLanding } from './floor-clickhouse.js';
+import { floorSegments, poolSessions, segmentDrop, segmentTables, type SegmentSession } from './floor-segments.js';
 
 const host = arg('--host', '127.0.0.1');
 const port = Number(arg('--port', '0'));
@@ -49,6 +51,8 @@ const viaNats = arg('--stream', 'none') === 'nats';
 if (viaNats && store !== 'pg') throw new Error('--stream nats goes with --store pg');
 const inflight = Number(arg('--inflight', '2'));
 const clickhouse = arg('--clickhouse', 'none');
+// --segments bench: the org has the bench's 50 segments, decided on every tracked event (floor-segments.ts).
+const withSegments = arg('--segments', 'none') === 'bench';
 if (clickhouse !== 'chdb' && clickhouse !== 'none') throw new Error('--clickhouse is chdb or none');
 const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
@@ -98,15 +102,17 @@ const INSERT_CLAIM = `WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS 
 const ORIGINALS = `SELECT o.message_id, o.result FROM unnest($1::text[]) AS x(m)
   CROSS JOIN LATERAL (SELECT message_id, result FROM ${table} WHERE org_id = $2 AND app_id = $3 AND message_id = x.m OFFSET 0) o`;
 
-interface Store { query(sql: string, params: unknown[]): Promise<Array<Record<string, any>>>; close(): Promise<void> }
+interface Store { session(): Promise<SegmentSession>; query(sql: string, params: unknown[]): Promise<Array<Record<string, any>>>; close(): Promise<void> }
 
 async function openStore(): Promise<Store> {
   if (store === 'pg') {
     const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test', max: inflight });
     await pool.query(CREATE);
+    if (withSegments) await pool.query(segmentTables(table));
     return {
+      session: poolSessions(pool),
       query: async (sql, params) => (await pool.query(sql, params)).rows,
-      close: async () => { await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_ids, ${table}_profiles`).catch(() => {}); await pool.end(); },
+      close: async () => { await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_ids, ${table}_profiles${withSegments ? segmentDrop(table) : ''}`).catch(() => {}); await pool.end(); },
     };
   }
   // PGlite runs on the calling thread: a worker thread keeps it off the front end's, as headwater does.
@@ -119,13 +125,25 @@ async function openStore(): Promise<Store> {
     waiting.delete(m.id);
     if (m.error !== undefined) w?.reject(new Error(m.error)); else w?.resolve(m.rows!);
   });
-  const query = (sql: string, params: unknown[]) => new Promise<Array<Record<string, any>>>((resolve, reject) => {
+  const send = (sql: string, params: unknown[], multi = false) => new Promise<any>((resolve, reject) => {
     const id = next++;
     waiting.set(id, { resolve, reject });
-    worker.postMessage({ id, sql, params });
+    worker.postMessage({ id, sql, params, multi });
   });
+  const query = (sql: string, params: unknown[]) => send(sql, params) as Promise<Array<Record<string, any>>>;
   await query(CREATE, []);
-  return { query, close: async () => { await worker.terminate(); rmSync(dir, { recursive: true, force: true }); } };
+  if (withSegments) await query(segmentTables(table), []);
+  // One session: a transaction holds it (others wait), as headwater's host thread runs one
+  // connection's transaction at a time.
+  let held: Promise<void> = Promise.resolve();
+  const session = async (): Promise<SegmentSession> => {
+    let release!: () => void;
+    const before = held;
+    held = new Promise<void>((r) => { release = r; });
+    await before;
+    return { query: (text) => send(text, [], true) as Promise<Array<Array<Record<string, any>>>>, release };
+  };
+  return { session, query, close: async () => { await worker.terminate(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
 type Call =
@@ -139,6 +157,12 @@ interface BatchAnswer { results: CallResult[]; left: number }
 
 /** Stores a batch of track calls (distinct messageIds): 201 with the event for a new one, 200 with the original for a replay. */
 async function storeTracks(calls: Track[]): Promise<CallResult[]> {
+  if (segmentStore) {
+    return segmentStore(calls.map((c) => {
+      const e = c.event as { event: string; receivedAt: string; identifiers?: Record<string, unknown> };
+      return { key: c.key, event: c.event, profile: String(Object.values(e.identifiers ?? {})[0] ?? ''), name: e.event, day: e.receivedAt.slice(0, 10) };
+    }));
+  }
   const claims = calls.some((c) => c.claim);
   const rows = calls.map((c) => (claims ? { m: c.key, r: c.event, ...c.claim } : { m: c.key, r: c.event }));
   const [row] = await db.query(claims ? INSERT_CLAIM : INSERT, [JSON.stringify(rows), ORG, APP]);
@@ -234,6 +258,7 @@ function settle(p: Pending, r: CallResult) {
 const unavailable = (err: unknown): CallResult => ({ status: 503, error: { code: 'dependency_unavailable', message: String(err) } } as CallResult);
 
 const db = await openStore();
+const segmentStore = withSegments ? floorSegments({ open: db.session, table, org: ORG, app: APP, prefix }) : undefined;
 const landing: FloorLanding | undefined = clickhouse === 'chdb' ? await openFloorLanding({ lingerMs: store === 'pg' ? 1_000 : 250 }) : undefined;
 let queue: Pending[] = [];
 let running = 0;

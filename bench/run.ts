@@ -74,6 +74,8 @@ interface Baseline {
   batchToo?: boolean;
   /** Only these batch scenarios, once each (no --repeat). */
   batchOnly?: string[];
+  /** Runs only with --segments (its single-call `kinds`). */
+  segmentsOnly?: boolean;
 }
 const BASELINES: Baseline[] = [
   // The ceiling: uWS parsing the JSON and answering 201.
@@ -89,6 +91,10 @@ const BASELINES: Baseline[] = [
   // The same floors landing each new event in ClickHouse (chDB) as well: the CPU per event target's
   // floor (ClickHouse's inserts and merges compete with the store for this machine's cores, so the
   // throughput ratios are read against the floors above, which bound the stores' own work).
+  // With --segments: the floors in an org with the bench's 50 segments (floor-segments.ts), read
+  // against the same floor's track in the same run.
+  { name: 'floor-pglite-seg', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--segments', 'bench'], startMs: 30_000, segmentsOnly: true, kinds: ['track'] },
+  { name: 'floor-nats-pg-seg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--segments', 'bench'], startMs: 30_000, pg: true, nats: true, segmentsOnly: true, kinds: ['track'] },
   { name: 'floor-pglite-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--clickhouse', 'chdb'], startMs: 30_000, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
   { name: 'floor-nats-pg-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
 ];
@@ -160,7 +166,7 @@ async function main() {
     // ---- the baselines, in BASELINES' order
     for (const b of BASELINES) {
       const runBatch = (b.batch || b.batchToo) && o.batch !== 'off';
-      const runSingle = !b.batch && single;
+      const runSingle = !b.batch && single && (!b.segmentsOnly || o.segments);
       if (!want(b.only) || (!runBatch && !runSingle)) continue;
       if (b.pg && !pgUp) {
         skipped.push({ what: b.name, reason: `Postgres not reachable at ${pgU.hostname}:${pgU.port || 5432} (DATABASE_URL)` });
