@@ -10,8 +10,9 @@ import pg from 'pg';
 import { adminCall, call, createAppFixture, startServer, uid, until, type AppFixture } from './helpers/server.js';
 import { processBatch, type ProcessContext } from '../pipeline/process.js';
 import { BUSY_WATCH_MS, busyOrgs, handBackBusyOrgs } from '../pipeline/busy-orgs.js';
-import { catalogLockKeySql, SnapshotCache } from '../pipeline/governance/mod.js';
-import { SegmentCache, segmentLockKey } from '../pipeline/segments/mod.js';
+import { SnapshotCache } from '../pipeline/governance/mod.js';
+import { SegmentCache } from '../pipeline/segments/mod.js';
+import { CATALOG_LOCK, SEGMENT_LOCK, type OrgLock } from './helpers/org-locks.js';
 import { IdentityCache } from '../pipeline/identity-cache.js';
 import type { IngestCall } from '../pipeline/types.js';
 
@@ -43,15 +44,15 @@ if (!url) {
   };
 
   /** Holds org A's lock exclusively (as its change does) until the returned function ends it. */
-  const holdLock = async (sql: string, arg: string) => {
+  const holdLock = async (lock: OrgLock) => {
     const c = new pg.Client({ connectionString: s.databaseUrl });
     await c.connect();
     await c.query('BEGIN');
-    await c.query(sql, [arg]);
+    await c.query(lock.sql, [lock.arg(a.org.org.id)]);
     return async () => { await c.query('COMMIT'); await c.end(); };
   };
-  const segmentLock = () => holdLock('SELECT pg_advisory_xact_lock($1::bigint)', segmentLockKey(a.org.org.id));
-  const catalogLock = () => holdLock(`SELECT pg_advisory_xact_lock(${catalogLockKeySql('$1')})`, a.org.org.id);
+  const segmentLock = () => holdLock(SEGMENT_LOCK);
+  const catalogLock = () => holdLock(CATALOG_LOCK);
 
   const reader = new pg.Pool({ connectionString: s.databaseUrl, max: 1 });
   t.teardown(() => reader.end());

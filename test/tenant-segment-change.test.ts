@@ -9,8 +9,7 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { call, createAppFixture, metric, startServer, trackCall, uid, until, type Res, type TestServer } from './helpers/server.js';
-import { segmentLockKey } from '../pipeline/segments/mod.js';
-import { catalogLockKeySql } from '../pipeline/governance/mod.js';
+import { CATALOG_LOCK, SEGMENT_LOCK, type OrgLock } from './helpers/org-locks.js';
 
 const url = process.env.DATABASE_URL;
 
@@ -19,9 +18,9 @@ const url = process.env.DATABASE_URL;
  * held in quarantine meanwhile (strict policy: each takes the catalog lock shared, so a promote
  * holding it exclusively stalls them where they run).
  */
-interface Change { sql: string; arg: (orgId: string) => string; strict?: boolean }
-const SEGMENT_CHANGE: Change = { sql: 'SELECT pg_advisory_xact_lock($1::bigint)', arg: (orgId) => segmentLockKey(orgId) };
-const PROMOTE: Change = { sql: `SELECT pg_advisory_xact_lock(${catalogLockKeySql('$1')})`, arg: (orgId) => orgId, strict: true };
+interface Change extends OrgLock { strict?: boolean }
+const SEGMENT_CHANGE: Change = SEGMENT_LOCK;
+const PROMOTE: Change = { ...CATALOG_LOCK, strict: true };
 
 async function stallCase(t: Test, s: TestServer, change = SEGMENT_CHANGE) {
   const a = await createAppFixture(s);
