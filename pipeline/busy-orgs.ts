@@ -46,7 +46,6 @@ export function busyOrgs(pool: pg.Pool, now: () => number = Date.now): BusyOrgs 
   /** Org id -> until when its batches ask first. */
   const watched = new Map<string, number>();
   const watch = (orgId: string, t: number) => {
-    watched.delete(orgId);
     watched.set(orgId, t + BUSY_WATCH_MS);
     if (watched.size > WATCHED_MAX) for (const [o, until] of watched) if (until <= t) watched.delete(o);
   };
@@ -63,11 +62,10 @@ export function busyOrgs(pool: pg.Pool, now: () => number = Date.now): BusyOrgs 
       }
       if (ask.length === 0) return NONE;
       const r = await pool.query<{ busy: string[] }>(PROBE, [ask, ask.map(segmentLockKey)]);
-      const busy = r.rows[0]!.busy;
-      const found = new Set(busy);
+      const found = new Set(r.rows[0]!.busy);
       // Still busy: watched on; done: forgotten (the next change is found by its failed statement).
       for (const o of ask) if (found.has(o)) watch(o, t); else watched.delete(o);
-      return busy.length === 0 ? NONE : found;
+      return found.size === 0 ? NONE : found;
     },
     saw(orgIds) {
       const t = now();

@@ -123,14 +123,18 @@ export async function processBatch(ctx: ProcessContext, calls: IngestCall[]): Pr
   // The calls of busy orgs are left out, and their results with them.
   const keep: number[] = [], later: number[] = [];
   calls.forEach((c, i) => (busy.has(c.orgId) ? later : keep).push(i));
-  const out: BatchOutcome = keep.length ? await processCalls(ctx, keep.map((i) => calls[i]!)) : { results: [], events: [], outbox: [] };
+  const kept = keep.map((i) => calls[i]!);
+  const out: BatchOutcome = kept.length ? watched(ctx, kept, await processCalls(ctx, kept)) : { results: [], events: [], outbox: [] };
   const results: CallResult[] = new Array(calls.length);
   keep.forEach((i, j) => { results[i] = out.results[j]!; });
   for (const j of out.later ?? []) later.push(keep[j]!);
-  return watched(ctx, calls, { ...out, results, later: later.sort((a, b) => a - b) });
+  return { ...out, results, later: later.sort((a, b) => a - b) };
 }
 
-/** The orgs whose calls `out` hands back are asked about before their next batches (busy-orgs.ts). */
+/**
+ * The orgs whose calls `out` hands back (a statement failed `busy`) are asked about before their
+ * next batches (busy-orgs.ts); those the watch found busy already are watched on by it.
+ */
 function watched(ctx: ProcessContext, calls: IngestCall[], out: BatchOutcome): BatchOutcome {
   if (ctx.busy && out.later?.length) ctx.busy.saw(new Set(out.later.map((i) => calls[i]!.orgId)));
   return out;
