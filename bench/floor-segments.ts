@@ -17,14 +17,12 @@
 import pg from 'pg';
 import { traitMatches, type EventPredicate, type Predicate, type TraitPredicate } from '../pipeline/segments/mod.js';
 import type { CallResult } from '../pipeline/types.js';
+import { jsonLiteral, quoteLiteral } from '../pipeline/store/postgres.js';
 import { benchSegments } from './segments.js';
 
 interface Seg { id: string; all: boolean; predicates: Predicate[] }
 export interface SegTrack { key: string; event: Record<string, unknown>; profile: string; name: string; day: string }
 
-/** A JSON value as an SQL literal; `str` a string as one. */
-const lit = (v: unknown) => pg.escapeLiteral(JSON.stringify(v));
-const str = (v: string) => pg.escapeLiteral(v);
 
 export function segmentTables(table: string): string {
   return `CREATE TABLE ${table}_counts (org_id text NOT NULL, profile text NOT NULL, name text NOT NULL, day date NOT NULL, n int NOT NULL,
@@ -73,17 +71,17 @@ export function floorSegments(o: { open: () => Promise<SegmentSession>; table: s
   return async function store(calls: SegTrack[]): Promise<CallResult[]> {
     const today = calls[0]!.day;
     const rows = calls.map((c) => ({ m: c.key, r: c.event, u: c.profile, e: c.name, d: c.day }));
-    const org = str(o.org);
-    const day = `${str(today)}::date`;
+    const org = quoteLiteral(o.org);
+    const day = `${quoteLiteral(today)}::date`;
     const sums = windows.map((w) => `(SELECT coalesce(sum(k.n), 0) FROM ${t}_counts k WHERE k.org_id = ${org} AND k.profile = s.profile AND k.name = s.name
           AND k.day > ${day} - ${w} AND k.day <> ${day}) + coalesce(c.n, 0)`);
     // One profile's batches take turns, locked in one order (two batches upserting the same rows
     // in different orders deadlocked: Postgres ended one after its 1-s deadlock_timeout).
     const profiles = [...new Set(calls.map((x) => x.profile))];
     const first = `BEGIN; SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT hashtext(${org} || chr(1) || u)::bigint AS k
-        FROM jsonb_array_elements_text(${lit(profiles)}::jsonb) AS p(u) ORDER BY 1) l;
-      WITH x AS (SELECT * FROM jsonb_to_recordset(${lit(rows)}::jsonb) AS x(m text, r jsonb, u text, e text, d date)),
-      i AS (INSERT INTO ${t} (org_id, app_id, message_id, result) SELECT ${org}, ${str(o.app)}, m, r FROM x ON CONFLICT DO NOTHING RETURNING message_id),
+        FROM jsonb_array_elements_text(${jsonLiteral(profiles)}) AS p(u) ORDER BY 1) l;
+      WITH x AS (SELECT * FROM jsonb_to_recordset(${jsonLiteral(rows)}) AS x(m text, r jsonb, u text, e text, d date)),
+      i AS (INSERT INTO ${t} (org_id, app_id, message_id, result) SELECT ${org}, ${quoteLiteral(o.app)}, m, r FROM x ON CONFLICT DO NOTHING RETURNING message_id),
       nx AS (SELECT x.* FROM x JOIN i ON i.message_id = x.m),
       c AS (INSERT INTO ${t}_counts AS c (org_id, profile, name, day, n) SELECT ${org}, u, e, d, count(*) FROM nx GROUP BY u, e, d
             ON CONFLICT (org_id, profile, name, day) DO UPDATE SET n = c.n + EXCLUDED.n RETURNING profile, name, day, n),
@@ -104,24 +102,25 @@ export function floorSegments(o: { open: () => Promise<SegmentSession>; table: s
       for (const [profile, name, total, was, ...inWindow] of state) {
         const count = (p: EventPredicate) => Number(p.withinDays ? inWindow[windows.indexOf(p.withinDays)] : total);
         const holds = (p: Predicate) => (p.kind === 'trait' ? traitMatches(p as TraitPredicate, {}) : (count(p) >= p.atLeast) === (p.op === 'performed'));
-        const before = new Set(was);
         const now = new Set(was);
+        let changed = false;
         for (const s of byName.get(name) ?? []) {
           const member = s.all ? s.predicates.every(holds) : s.predicates.some(holds);
-          if (member === before.has(s.id)) continue;
+          if (member === now.has(s.id)) continue;
+          changed = true;
           if (member) { now.add(s.id); entered.push({ s: s.id, u: profile }); } else { now.delete(s.id); exited.push({ s: s.id, u: profile }); }
           const id = `sys_${o.prefix}${(++seq).toString(36)}`;
           events.push({ id, ev: { id, event: member ? 'system.segment_entered' : 'system.segment_exited', profileId: profile, properties: { segmentId: s.id }, timestamp: at } });
         }
-        if (now.size !== before.size || [...now].some((x) => !before.has(x))) kept.push({ u: profile, e: name, segs: [...now] });
+        if (changed) kept.push({ u: profile, e: name, segs: [...now] });
       }
       if (kept.length === 0) await c.query('COMMIT');
       else {
-        await c.query(`WITH k AS (SELECT * FROM jsonb_to_recordset(${lit(kept)}::jsonb) AS k(u text, e text, segs text[])),
+        await c.query(`WITH k AS (SELECT * FROM jsonb_to_recordset(${jsonLiteral(kept)}) AS k(u text, e text, segs text[])),
             up AS (UPDATE ${t}_totals s SET segs = k.segs FROM k WHERE s.org_id = ${org} AND s.profile = k.u AND s.name = k.e),
-            en AS (INSERT INTO ${t}_members (org_id, segment, profile) SELECT ${org}, x.s, x.u FROM jsonb_to_recordset(${lit(entered)}::jsonb) AS x(s text, u text)),
-            ex AS (DELETE FROM ${t}_members m USING jsonb_to_recordset(${lit(exited)}::jsonb) AS x(s text, u text) WHERE m.org_id = ${org} AND m.segment = x.s AND m.profile = x.u),
-            ev AS (INSERT INTO ${t} (org_id, app_id, message_id, result) SELECT ${org}, ${str(o.app)}, x.id, x.ev FROM jsonb_to_recordset(${lit(events)}::jsonb) AS x(id text, ev jsonb))
+            en AS (INSERT INTO ${t}_members (org_id, segment, profile) SELECT ${org}, x.s, x.u FROM jsonb_to_recordset(${jsonLiteral(entered)}) AS x(s text, u text)),
+            ex AS (DELETE FROM ${t}_members m USING jsonb_to_recordset(${jsonLiteral(exited)}) AS x(s text, u text) WHERE m.org_id = ${org} AND m.segment = x.s AND m.profile = x.u),
+            ev AS (INSERT INTO ${t} (org_id, app_id, message_id, result) SELECT ${org}, ${quoteLiteral(o.app)}, x.id, x.ev FROM jsonb_to_recordset(${jsonLiteral(events)}) AS x(id text, ev jsonb))
           SELECT 1; COMMIT`);
       }
       const inserted = new Set(ids);

@@ -51,9 +51,10 @@ const viaNats = arg('--stream', 'none') === 'nats';
 if (viaNats && store !== 'pg') throw new Error('--stream nats goes with --store pg');
 const inflight = Number(arg('--inflight', '2'));
 const clickhouse = arg('--clickhouse', 'none');
+if (clickhouse !== 'chdb' && clickhouse !== 'none') throw new Error('--clickhouse is chdb or none');
 // --segments bench: the org has the bench's 50 segments, decided on every tracked event (floor-segments.ts).
 const withSegments = arg('--segments', 'none') === 'bench';
-if (clickhouse !== 'chdb' && clickhouse !== 'none') throw new Error('--clickhouse is chdb or none');
+if (withSegments && clickhouse === 'chdb') throw new Error('--segments bench lands nothing in ClickHouse: leave out --clickhouse');
 const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;

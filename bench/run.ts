@@ -88,13 +88,13 @@ const BASELINES: Baseline[] = [
   { name: 'floor-pglite', only: 'floor', script: 'floor.js', args: ['--store', 'pglite'], startMs: 30_000, batchToo: true, kinds: ['track', 'identify'] },
   { name: 'floor-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg'], startMs: 30_000, pg: true, kinds: ['track'] },
   { name: 'floor-nats-pg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats'], startMs: 30_000, pg: true, nats: true, batchToo: true, kinds: ['track', 'identify'] },
-  // The same floors landing each new event in ClickHouse (chDB) as well: the CPU per event target's
-  // floor (ClickHouse's inserts and merges compete with the store for this machine's cores, so the
-  // throughput ratios are read against the floors above, which bound the stores' own work).
   // With --segments: the floors in an org with the bench's 50 segments (floor-segments.ts), read
   // against the same floor's track in the same run.
   { name: 'floor-pglite-seg', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--segments', 'bench'], startMs: 30_000, segmentsOnly: true, kinds: ['track'] },
   { name: 'floor-nats-pg-seg', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--segments', 'bench'], startMs: 30_000, pg: true, nats: true, segmentsOnly: true, kinds: ['track'] },
+  // The same floors landing each new event in ClickHouse (chDB) as well: the CPU per event target's
+  // floor (ClickHouse's inserts and merges compete with the store for this machine's cores, so the
+  // throughput ratios are read against the floors above, which bound the stores' own work).
   { name: 'floor-pglite-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--clickhouse', 'chdb'], startMs: 30_000, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
   { name: 'floor-nats-pg-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
 ];
