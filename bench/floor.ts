@@ -22,17 +22,21 @@
 //   --stream nats (with --store pg): each call crosses headwater's own JetStream transport
 //     (pipeline/stream, NATS_URL, streams of its own) from the front end to a consumer in the same
 //     process that stores the batches it is handed, as headwater's NATS mode does; no Piscina.
+//   --workers piscina (with --store pg): each batch's statements run on a Piscina thread
+//     (floor-worker.ts), --inflight threads with one batch each, as headwater's ingestion threads
+//     run theirs: the floor of headwater's shape, which puts that hop on every batch.
 // It creates its own tables with a random suffix (pg: dropped when stopped) and, with the stream,
 // its own streams (deleted when stopped).
 //
 //   --segments bench: the org has the bench's 50 segments (floor-segments.ts).
-//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--clickhouse chdb|none] [--segments bench] [--inflight N] [--port P] [--host H]
+//   node dist/bench/floor.js --store pglite|pg [--stream nats] [--workers piscina|none] [--clickhouse chdb|none] [--segments bench] [--inflight N] [--port P] [--host H]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
+import { Piscina } from 'piscina';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createLogger } from '../lib/log.js';
@@ -50,11 +54,15 @@ if (store !== 'pglite' && store !== 'pg') throw new Error('--store is pglite or 
 const viaNats = arg('--stream', 'none') === 'nats';
 if (viaNats && store !== 'pg') throw new Error('--stream nats goes with --store pg');
 const inflight = Number(arg('--inflight', '2'));
+const workers = arg('--workers', 'none');
+if (workers !== 'piscina' && workers !== 'none') throw new Error('--workers is piscina or none');
+if (workers === 'piscina' && store !== 'pg') throw new Error('--workers piscina goes with --store pg');
 const clickhouse = arg('--clickhouse', 'none');
 if (clickhouse !== 'chdb' && clickhouse !== 'none') throw new Error('--clickhouse is chdb or none');
 // --segments bench: the org has the bench's 50 segments, decided on every tracked event (floor-segments.ts).
 const withSegments = arg('--segments', 'none') === 'bench';
 if (withSegments && clickhouse === 'chdb') throw new Error('--segments bench lands nothing in ClickHouse: leave out --clickhouse');
+if (withSegments && workers === 'piscina') throw new Error('--segments bench runs its transactions on the main thread: leave out --workers');
 const table = `floor_messages_${randomBytes(4).toString('hex')}`;
 const prefix = randomBytes(4).toString('hex');
 let seq = 0;
@@ -107,13 +115,21 @@ interface Store { session(): Promise<SegmentSession>; query(sql: string, params:
 
 async function openStore(): Promise<Store> {
   if (store === 'pg') {
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test', max: inflight });
+    const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+    const pool = new pg.Pool({ connectionString: url, max: inflight });
     await pool.query(CREATE);
     if (withSegments) await pool.query(segmentTables(table));
+    const threads = workers === 'piscina'
+      ? new Piscina({ filename: new URL('./floor-worker.js', import.meta.url).href, minThreads: inflight, maxThreads: inflight, workerData: { url, connections: 2 } })
+      : undefined;
     return {
       session: poolSessions(pool),
-      query: async (sql, params) => (await pool.query(sql, params)).rows,
-      close: async () => { await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_ids, ${table}_profiles${withSegments ? segmentDrop(table) : ''}`).catch(() => {}); await pool.end(); },
+      query: threads ? (sql, params) => threads.run({ sql, params }) as Promise<Array<Record<string, any>>> : async (sql, params) => (await pool.query(sql, params)).rows,
+      close: async () => {
+        await threads?.destroy();
+        await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_ids, ${table}_profiles${withSegments ? segmentDrop(table) : ''}`).catch(() => {});
+        await pool.end();
+      },
     };
   }
   // PGlite runs on the calling thread: a worker thread keeps it off the front end's, as headwater does.

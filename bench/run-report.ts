@@ -216,6 +216,8 @@ export function report(o: Options, s: LoadSettings, started: Date, results: Scen
     floorInfo('floor on Postgres, no stream', floorPg, undefined, 0.25, raw, 'raw'),
     floorInfo('floor on JetStream + Postgres (NATS track\'s floor)', floorNats, nats, 0.25, raw, 'raw'),
     floorInfo('floor on JetStream + Postgres vs Fastify', floorNats, undefined, 3, fast, 'fastify'),
+    floorInfo('floor of headwater\'s shape on JetStream + Postgres (a Piscina hop per batch, events in ClickHouse) vs Fastify (the single track target\'s floor)',
+      find('floor-nats-pg-ch-piscina', 'track'), nats, 1, fast, 'fastify'),
     floorInfo('floor on PGlite with 50 segments vs without (the segments target\'s floor embedded)', find('floor-pglite-seg', 'track'), find('headwater-embedded', 'segments'), 0.8, floorLite, 'floor-pglite track'),
     floorInfo('floor on JetStream + Postgres with 50 segments vs without (the segments target\'s floor on NATS)', find('floor-nats-pg-seg', 'track'), find('headwater-nats', 'segments'), 0.8, floorNats, 'floor-nats-pg track'),
     floorInfo('identify floor on PGlite', find('floor-pglite', 'identify'), embId, 0.15, raw, 'raw'),

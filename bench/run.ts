@@ -97,6 +97,10 @@ const BASELINES: Baseline[] = [
   // throughput ratios are read against the floors above, which bound the stores' own work).
   { name: 'floor-pglite-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pglite', '--clickhouse', 'chdb'], startMs: 30_000, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
   { name: 'floor-nats-pg-ch', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, batchToo: true, batchOnly: ['batch20-users1000'], kinds: [] },
+  // The floor of headwater's shape on PostgreSQL + NATS: the stream, each batch's statement on a
+  // Piscina thread (as headwater's ingestion threads run theirs), ClickHouse: the single-call
+  // track target's floor.
+  { name: 'floor-nats-pg-ch-piscina', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--workers', 'piscina', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, kinds: ['track'] },
 ];
 
 async function main() {
