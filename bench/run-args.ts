@@ -12,6 +12,8 @@ export interface Options {
   batch: 'only' | 'also' | 'off';
   /** Runs of batch20-users1000 per headwater mode and floor (--repeat N, default 1): the stability target reads 5. */
   repeat: number;
+  /** --pairs N: single track calls only, Fastify + pg and each headwater mode alternated N rounds (bench/pairs.ts); 0 = off. */
+  pairs: number;
 }
 
 export const USAGE = `usage: npm run bench -- [flags]
@@ -27,6 +29,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --users N            userIds the load draws from (default 1000)
   --loadgen wrk|autocannon
   --private-nats       a nats-server of the run's own instead of NATS_URL
+  --pairs N            single track calls only: Fastify + pg and each headwater mode (--only embedded,nats)
+                       alternated N rounds, the median ratio per mode (bench/pairs.ts) instead
   --journeys           the journey runtime's figures (bench/executions.ts) instead
   --help               this text`;
 
@@ -39,7 +43,7 @@ export function parseArgs(argv: string[]): Options & { help: boolean } {
     options: {
       quick: bool, soak: bool, 'private-nats': bool, segments: bool, batch: bool, 'no-batch': bool, help: bool, journeys: bool,
       only: str, scenarios: str, loadgen: str, connections: str, threads: str, duration: str, warmup: str,
-      'soak-seconds': str, 'soak-warmup': str, users: str, repeat: str,
+      'soak-seconds': str, 'soak-warmup': str, users: str, repeat: str, pairs: str,
     },
   });
   const num = (f: keyof typeof v, d: number) => {
@@ -68,6 +72,7 @@ export function parseArgs(argv: string[]): Options & { help: boolean } {
     users: num('users', 1000),
     batch: v.batch === true ? 'only' : v['no-batch'] === true ? 'off' : 'also',
     repeat: Math.floor(num('repeat', 1)),
+    pairs: v.pairs === undefined ? 0 : Math.floor(num('pairs', 1)),
   };
 }
 

@@ -31,7 +31,8 @@
 // them out of a full run; --repeat N runs batch20-users1000 N times per headwater mode and floor (the
 // stability target wants five runs within 15 % of their median).
 //
-// --journeys runs bench/executions.ts (the journey runtime) instead of all this.
+// --journeys runs bench/executions.ts (the journey runtime) instead of all this; --pairs N runs
+// bench/pairs.ts (single track calls, Fastify + pg and headwater alternated N rounds).
 // Flags: --quick (10 s per scenario after a 3 s warm-up), --soak (adds a 5-minute track run per
 // headwater mode, RSS sampled every 10 s), --only raw,fastify,floor,embedded,nats, --connections N,
 // --threads N (wrk threads), --duration S, --warmup S, --soak-seconds S, --soak-warmup S, --users N,
@@ -112,6 +113,13 @@ async function main() {
     process.exit(2);
   }
   if (o.help) { process.stdout.write(USAGE + '\n'); return; }
+  if (o.pairs > 0) {
+    try { await (await import('./pairs.js')).runPairs(o); } catch (err) {
+      process.stderr.write(`bench --pairs: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+    return;
+  }
   const want = (k: string) => !o.only || o.only.has(k);
   const wantScenario = (s: string) => !o.scenarios || o.scenarios.has(s);
   const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };
