@@ -115,7 +115,7 @@ async function main() {
   if (o.help) { process.stdout.write(USAGE + '\n'); return; }
   if (o.pairs > 0) {
     try { await (await import('./pairs.js')).runPairs(o); } catch (err) {
-      process.stderr.write(`bench --pairs: ${(err as Error).message}\n`);
+      process.stderr.write(`bench --pairs: ${(err as Error).message.split('\n')[0]}\n`);
       process.exit(1);
     }
     return;
