@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { LoadSettings } from './load.js';
-import type { Options } from './run-args.js';
+import { serverNodeArgs, type Options } from './run-args.js';
 import { BENCH_DIST, ROOT, headwaterFixture, reachable, sleep, startChild, stopServer, type Fixture, type Server } from './run-servers.js';
 import { measure } from './run-measure.js';
 import { machineTicks } from './procstat.js';
@@ -38,7 +38,7 @@ async function settled(): Promise<number> {
   return pct;
 }
 
-export async function runPairs(o: Options & { pairs: number }): Promise<void> {
+export async function runPairs(o: Options): Promise<void> {
   if (o.privateNats) throw new Error('--pairs uses NATS_URL: leave out --private-nats');
   const settings: LoadSettings = { connections: o.connections, threads: Math.min(o.threads, o.connections), durationS: o.durationS, timeoutS: 10 };
   const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -61,6 +61,7 @@ export async function runPairs(o: Options & { pairs: number }): Promise<void> {
     if (quiet >= 10) process.stdout.write(`  (the machine stayed ${quiet.toFixed(0)} % busy before ${name}: figures are noisier)\n`);
     let srv: Server | undefined;
     let db: Awaited<ReturnType<typeof benchDatabase>> | undefined;
+    let dataDir: string | undefined;
     try {
       let fixture: Fixture | undefined;
       let target: { url: string; apiKey?: string; sourceId: string };
@@ -71,7 +72,8 @@ export async function runPairs(o: Options & { pairs: number }): Promise<void> {
         const env: NodeJS.ProcessEnv = { ...base, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
         if (name === 'headwater-nats') { db = await benchDatabase(dbUrl); env.DATABASE_URL = db.url; env.NATS_URL = natsUrl; }
         const token = `hwo_${randomBytes(24).toString('base64url')}`;
-        srv = await startChild(name, [join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', mkdtempSync(join(tmp, 'data-'))],
+        dataDir = mkdtempSync(join(tmp, 'data-'));
+        srv = await startChild(name, [...serverNodeArgs(), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
           { ...env, HEADWATER_OPERATOR_TOKEN: token }, 180_000);
         fixture = await headwaterFixture(srv.url, token);
         target = { url: srv.url, apiKey: fixture.apiKey, sourceId: fixture.sourceId };
@@ -82,6 +84,7 @@ export async function runPairs(o: Options & { pairs: number }): Promise<void> {
     } finally {
       if (srv) await stopServer(srv, 15_000);
       await db?.drop().catch(() => {});
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }
   };
 
