@@ -182,6 +182,10 @@ export function report(o: Options, s: LoadSettings, started: Date, results: Scen
   });
   ge('nats+pg: tracked events/s vs raw uWS', nats, raw, 0.25, 'raw');
   ge('nats+pg: tracked events/s vs Fastify+pg', nats, fast, 3, 'fastify');
+  // The write path's single-call target, read here on one pair of runs; `--pairs N` reads it on
+  // the median of N alternated rounds (bench/pairs.ts), steadier on a noisy machine.
+  ge('embedded: single track calls vs Fastify + pg single (one pair of runs; --pairs N for the median)', emb, fast, 1, 'fastify');
+  ge('nats+pg: single track calls vs Fastify + pg single (one pair of runs; --pairs N for the median)', nats, fast, 1, 'fastify');
   ge('nats+pg: identify-heavy calls/s vs raw uWS', natsId, raw, 0.15, 'raw');
   for (const k of ['headwater-embedded', 'headwater-nats']) {
     const sk = soaks.find((x) => x.server === k);
@@ -211,7 +215,6 @@ export function report(o: Options, s: LoadSettings, started: Date, results: Scen
   };
   const info = [
     embId && raw ? `embedded identify-heavy: ${ratio(embId, raw)!.toFixed(3)}x raw (informational)` : undefined,
-    emb && fast ? `embedded track: ${ratio(emb, fast)!.toFixed(2)}x fastify (informational)` : undefined,
     floorInfo('floor on PGlite (embedded track\'s floor)', floorLite, emb, 0.30, raw, 'raw'),
     floorInfo('floor on Postgres, no stream', floorPg, undefined, 0.25, raw, 'raw'),
     floorInfo('floor on JetStream + Postgres (NATS track\'s floor)', floorNats, nats, 0.25, raw, 'raw'),
