@@ -11,11 +11,17 @@ import { QUOTA_DEFAULTS } from '../pipeline/quotas.js';
  * admission limits are this file's; the stored-data quotas are pipeline/quotas.ts's. */
 export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null, ...QUOTA_DEFAULTS };
 
-interface OrgLimits { ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number; used: number; month: string }
+interface OrgLimits {
+  ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number; used: number; month: string;
+  /** When `month` ends (ms): checked on every call instead of formatting today's month. */
+  monthEnds: number;
+}
 interface Bucket { tokens: number; at: number }
 
 const REFRESH_MS = 1000;
 const month = (ms = Date.now()) => new Date(ms).toISOString().slice(0, 7);
+/** The first millisecond of the month after `m` ('YYYY-MM', UTC). */
+const monthEnd = (m: string) => Date.UTC(Number(m.slice(0, 4)), Number(m.slice(5, 7)), 1);
 
 export type Admission =
   | { ok: true; quotaLeft: number }
@@ -52,7 +58,7 @@ export class Limits {
     )).then((r) => {
       const row = r.rows[0] ?? { limits: {}, used: 0 };
       const l = { ...DEFAULT_LIMITS, ...row.limits };
-      const v: OrgLimits = { ratePerSecond: l.ratePerSecond, burst: l.burst, monthlyEvents: l.monthlyEvents, loadedAt: Date.now(), used: Number(row.used), month: m };
+      const v: OrgLimits = { ratePerSecond: l.ratePerSecond, burst: l.burst, monthlyEvents: l.monthlyEvents, loadedAt: Date.now(), used: Number(row.used), month: m, monthEnds: monthEnd(m) };
       this.orgs.set(orgId, v);
       return v;
     }).finally(() => this.loading.delete(orgId));
@@ -62,7 +68,8 @@ export class Limits {
 
   private limitsOf(orgId: string): OrgLimits | Promise<OrgLimits> {
     const l = this.orgs.get(orgId);
-    if (l && Date.now() - l.loadedAt < REFRESH_MS && l.month === month()) return l;
+    const now = Date.now();
+    if (l && now - l.loadedAt < REFRESH_MS && now < l.monthEnds) return l;
     return this.load(orgId);
   }
 
