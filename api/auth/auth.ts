@@ -43,8 +43,8 @@ export interface AuthOptions {
 }
 
 export interface Auth {
-  /** `address`: the client's address (failed attempts are limited per address). */
-  authenticate(authorization: string, route: RouteSpec, address: string): Principal | Promise<Principal>;
+  /** `address` reads the client's address (failed attempts are limited per address); called only before returning. */
+  authenticate(authorization: string, route: RouteSpec, address: () => string): Principal | Promise<Principal>;
   issueSession(orgId: string, role: Role, userId?: string | null): Promise<{ token: string; role: Role; expiresAt: string; userId: string }>;
   /** Puts a freshly created key in the cache so it works at once on this node. */
   remember(token: string, principal: Principal): void;
@@ -164,15 +164,17 @@ export function createAuth(opts: AuthOptions): Auth {
         }
         if (unknown.has(hash)) throw invalid(); // answered from memory: costs nothing to count
         // Only a key that would cost a query is held back: cached keys and sessions still work.
-        const wait = failures.retryAfter(address);
+        const from = address();
+        const wait = failures.retryAfter(from);
         if (wait > 0) throw limited(wait);
-        return lookupKey(hash, keyScheme).then((p) => { if (!p) throw failed(address); return admit(p, route); });
+        return lookupKey(hash, keyScheme).then((p) => { if (!p) throw failed(from); return admit(p, route); });
       }
       if (token.split('.').length === 3) {
+        const from = address();
         return verifySession(token).then((p) => admit(p, route), (err) => {
           if (!(err instanceof HttpError) || err.code !== 'invalid_key') throw err;
-          failures.record(address);
-          const wait = failures.retryAfter(address);
+          failures.record(from);
+          const wait = failures.retryAfter(from);
           throw wait > 0 ? limited(wait) : err;
         });
       }
