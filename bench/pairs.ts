@@ -14,10 +14,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
 import type { LoadSettings } from './load.js';
-import { serverNodeArgs, type Options } from './run-args.js';
-import { BENCH_DIST, ROOT, headwaterFixture, reachable, sleep, startChild, stopServer, type Fixture, type Server } from './run-servers.js';
+import type { Options } from './run-args.js';
+import { BENCH_DIST, headwaterFixture, reachable, serverEnv, sleep, startChild, startHeadwater, stopServer, type Fixture, type Server } from './run-servers.js';
 import { measure } from './run-measure.js';
 import { machineTicks } from './procstat.js';
 import { gitState } from './run-report.js';
@@ -50,8 +49,7 @@ export async function runPairs(o: Options): Promise<void> {
   if (modes.length === 0) throw new Error('--only names no headwater mode (embedded, nats)');
   if (modes.includes('nats') && !await reachable(nU.hostname, Number(nU.port || 4222))) throw new Error(`NATS not reachable at ${nU.host} (NATS_URL)`);
   const tmp = mkdtempSync(join(tmpdir(), 'hw-pairs-'));
-  const base = { ...process.env };
-  for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HOST', 'HEADWATER_DATA_DIR']) delete base[k];
+  const base = serverEnv();
   const rounds: Round[] = [];
   process.stdout.write(`headwater bench --pairs ${o.pairs}: ${settings.connections} connections, ${settings.durationS} s after ${o.warmupS} s warm-up per measurement; ${cpus().length} cores, Node ${process.version}\n`);
 
@@ -71,11 +69,10 @@ export async function runPairs(o: Options): Promise<void> {
       } else {
         const env: NodeJS.ProcessEnv = { ...base, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
         if (name === 'headwater-nats') { db = await benchDatabase(dbUrl); env.DATABASE_URL = db.url; env.NATS_URL = natsUrl; }
-        const token = `hwo_${randomBytes(24).toString('base64url')}`;
         dataDir = mkdtempSync(join(tmp, 'data-'));
-        srv = await startChild(name, [...serverNodeArgs(), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-          { ...env, HEADWATER_OPERATOR_TOKEN: token }, 180_000);
-        fixture = await headwaterFixture(srv.url, token);
+        const started = await startHeadwater(name, env, dataDir);
+        srv = started.srv;
+        fixture = await headwaterFixture(srv.url, started.operatorToken);
         target = { url: srv.url, apiKey: fixture.apiKey, sourceId: fixture.sourceId };
       }
       const r = await measure(o, srv, { ...target, kind: 'track' }, settings, tmp, { warmupS: o.warmupS, scenario: 'track', fixture });

@@ -10,6 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { loadgenChildren } from './load.js';
+import { serverNodeArgs } from './run-args.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/ -> project root
 export const BENCH_DIST = fileURLToPath(new URL('./', import.meta.url));
@@ -47,6 +48,24 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv,
     child.on('error', (e) => fail(`spawn failed: ${e.message}`));
     child.on('exit', (code, sig) => { servers.delete(child); fail(`exited early (code ${code}, signal ${sig})`); });
   });
+}
+
+/** This process's environment without what names a store or an address: each server is given its own. */
+export function serverEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HOST', 'HEADWATER_DATA_DIR']) delete env[k];
+  return env;
+}
+
+/**
+ * `headwater serve` on a free port with `dataDir` and an operator token of its own, with
+ * HEADWATER_BENCH_NODE_ARGS: resolves once it listens.
+ */
+export async function startHeadwater(name: string, env: NodeJS.ProcessEnv, dataDir: string): Promise<{ srv: Server; operatorToken: string }> {
+  const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
+  const srv = await startChild(name, [...serverNodeArgs(), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
+  return { srv, operatorToken };
 }
 
 export function killChild(child: ChildProcess, sig: NodeJS.Signals) {

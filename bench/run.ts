@@ -48,13 +48,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { findWrk, type LoadSettings } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
-import { parseArgs, serverNodeArgs, USAGE } from './run-args.js';
+import { parseArgs, USAGE } from './run-args.js';
 import {
-  BENCH_DIST, ROOT, http, killAllSync, killChild, natsWarnings, reachable, sharedStreamPullers, startChild, startPrivateNats,
-  stopServer, headwaterFixture, type Fixture, type Server,
+  BENCH_DIST, http, killAllSync, killChild, natsWarnings, reachable, serverEnv, sharedStreamPullers, startChild, startHeadwater,
+  startPrivateNats, stopServer, headwaterFixture, type Fixture, type Server,
 } from './run-servers.js';
 import {
   BATCH_SCENARIOS, batchShape, isBatch, kinds, line, measure, natsPids, pgDatabases, replaySource, type Scenario, type ScenarioResult,
@@ -161,8 +160,7 @@ async function main() {
     `${cpus().length} cores, Node ${process.version}\n`);
   if (o.loadgen === 'autocannon') process.stdout.write(findWrk() ? '  (autocannon chosen with --loadgen; --threads applies to wrk only)\n' : '  (wrk not found: autocannon in a separate process; `apt-get install -y wrk` for the preferred generator)\n');
 
-  const baseEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'NATS_URL', 'CLICKHOUSE_URL', 'PORT', 'HOST', 'HEADWATER_DATA_DIR']) delete baseEnv[k];
+  const baseEnv = serverEnv();
 
   try {
     const single = o.batch !== 'only'; // the single-call scenarios (not with --batch)
@@ -267,13 +265,12 @@ async function main() {
       interface Running { srv: Server; fx: Fixture; dataDir: string; operatorToken: string }
       const launch = async (): Promise<Running | undefined> => {
         const dataDir = mkdtempSync(join(tmp, `${mode.key}-`));
-        const operatorToken = `hwo_${randomBytes(24).toString('base64url')}`;
         process.stdout.write(`${mode.name}: starting\n`);
         const tStart = Date.now();
         let srv: Server | undefined;
         try {
-          srv = await startChild(mode.name, [...serverNodeArgs(), join(ROOT, 'bin', 'headwater.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-            { ...env, HEADWATER_OPERATOR_TOKEN: operatorToken }, 180_000);
+          const { srv: up, operatorToken } = await startHeadwater(mode.name, env, dataDir);
+          srv = up;
           process.stdout.write(`${mode.name}: listening after ${((Date.now() - tStart) / 1000).toFixed(1)} s\n`);
           const fx = await headwaterFixture(srv.url, operatorToken);
           process.stdout.write(`${mode.name}: front end ${fx.frontEnd} (Node ${process.versions.node})\n`);
