@@ -29,8 +29,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --users N            userIds the load draws from (default 1000)
   --loadgen wrk|autocannon
   --private-nats       a nats-server of the run's own instead of NATS_URL
-  --pairs N            single track calls only: Fastify + pg and each headwater mode (--only embedded,nats)
-                       alternated N rounds, the median ratio per mode (bench/pairs.ts) instead
+  --pairs N            single track calls only: Fastify + pg, each headwater mode and the shape's floor
+                       (--only embedded,nats,floor) alternated N rounds, the median ratio per mode
+                       (bench/pairs.ts) instead
   --journeys           the journey runtime's figures (bench/executions.ts) instead
   --help               this text`;
 
