@@ -63,6 +63,7 @@ export async function runPairs(o: Options): Promise<void> {
   if (modes.length === 0) throw new Error('--only names no headwater mode (embedded, nats)');
   if (modes.includes('nats') && !await reachable(nU.hostname, Number(nU.port || 4222))) throw new Error(`NATS not reachable at ${nU.host} (NATS_URL)`);
   const withFloor = modes.includes('nats') && (!o.only || o.only.has('floor'));
+  if (o.only?.has('floor') && !withFloor) process.stdout.write('  (the floor is that of NATS mode: add nats to --only to measure it)\n');
   const tmp = mkdtempSync(join(tmpdir(), 'hw-pairs-'));
   const base = serverEnv();
   const rounds: Round[] = [];
