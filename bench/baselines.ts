@@ -1,5 +1,7 @@
 // The servers the bench measures beside headwater (bench/run.ts runs them all; bench/pairs.ts the
-// single track target's baseline and floor): what each runs and what it needs.
+// single track target's baseline and floor): what each runs and what it needs, and how one starts.
+import { join } from 'node:path';
+import { BENCH_DIST, startChild, type Server } from './run-servers.js';
 
 /**
  * The servers measured before headwater, in this order: `only` is their --only key, `pg` / `nats`
@@ -41,6 +43,11 @@ export const BASELINES: readonly Baseline[] = [
   // track target's floor.
   { name: 'floor-nats-pg-ch-piscina', only: 'floor', script: 'floor.js', args: ['--store', 'pg', '--stream', 'nats', '--workers', 'piscina', '--clickhouse', 'chdb'], startMs: 30_000, pg: true, nats: true, kinds: ['track'] },
 ];
+
+/** Starts `b` on a free local port with `env`; resolves once it listens. */
+export function startBaseline(b: Baseline, env: NodeJS.ProcessEnv): Promise<Server> {
+  return startChild(b.name, [join(BENCH_DIST, b.script), ...b.args, '--port', '0', '--host', '127.0.0.1'], env, b.startMs);
+}
 
 /** The entry named `name` (a bench bug when there is none). */
 export function baseline(name: string): Baseline {

@@ -21,12 +21,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadSettings } from './load.js';
 import type { Options } from './run-args.js';
-import { BENCH_DIST, headwaterFixture, reachable, serverEnv, sleep, startChild, startHeadwater, stopServer, type Fixture, type Server } from './run-servers.js';
+import { headwaterFixture, reachable, serverEnv, sleep, startHeadwater, stopServer, type Fixture, type Server } from './run-servers.js';
 import { measure } from './run-measure.js';
 import { machineTicks } from './procstat.js';
 import { gitState } from './run-report.js';
 import { benchDatabase } from './child.js';
-import { baseline } from './baselines.js';
+import { baseline, startBaseline } from './baselines.js';
 
 /** The floor of headwater's shape on PostgreSQL + NATS (bench/baselines.ts). */
 const FLOOR = 'floor-nats-pg-ch-piscina';
@@ -81,8 +81,7 @@ export async function runPairs(o: Options): Promise<void> {
       let target: { url: string; apiKey?: string; sourceId: string };
       if (!name.startsWith('headwater-')) {
         const b = baseline(name);
-        srv = await startChild(name, [join(BENCH_DIST, b.script), ...b.args, '--port', '0', '--host', '127.0.0.1'],
-          { ...base, DATABASE_URL: dbUrl, ...(b.nats ? { NATS_URL: natsUrl } : {}) }, b.startMs);
+        srv = await startBaseline(b, { ...base, DATABASE_URL: dbUrl, ...(b.nats ? { NATS_URL: natsUrl } : {}) });
         target = { url: srv.url, sourceId: 'src_bench' };
       } else {
         const env: NodeJS.ProcessEnv = { ...base, HEADWATER_LOG_LEVEL: process.env.HEADWATER_LOG_LEVEL ?? 'warn' };
@@ -108,10 +107,11 @@ export async function runPairs(o: Options): Promise<void> {
       const fastify = await once('fastify-pg');
       const got: Round['modes'] = {};
       for (const m of modes) { const x = await once(`headwater-${m}`); got[m] = { ...x, ratio: x.rps / fastify.rps }; }
-      const floor = withFloor ? await once(FLOOR) : undefined;
-      rounds.push({ fastify: fastify.rps, modes: got, floor: floor && { rps: floor.rps, ratio: floor.rps / fastify.rps } });
+      const f = withFloor ? (await once(FLOOR)).rps : undefined;
+      const floor = f === undefined ? undefined : { rps: f, ratio: f / fastify.rps };
+      rounds.push({ fastify: fastify.rps, modes: got, floor });
       process.stdout.write(`  round ${k}: fastify-pg ${fastify.rps.toFixed(0)} req/s; ${modes.map((m) => `headwater-${m} ${got[m]!.rps.toFixed(0)} (${got[m]!.ratio.toFixed(2)}x)`).join(', ')}` +
-        `${floor ? `; ${FLOOR} ${floor.rps.toFixed(0)} (${(floor.rps / fastify.rps).toFixed(2)}x)` : ''}\n`);
+        `${floor ? `; ${FLOOR} ${floor.rps.toFixed(0)} (${floor.ratio.toFixed(2)}x)` : ''}\n`);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

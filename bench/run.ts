@@ -53,7 +53,7 @@ import { findWrk, type LoadSettings } from './load.js';
 import { defineSegments, segmentCreateBench, type CreateBench } from './segments.js';
 import { parseArgs, USAGE } from './run-args.js';
 import {
-  BENCH_DIST, http, killAllSync, killChild, natsWarnings, reachable, serverEnv, sharedStreamPullers, startChild, startHeadwater,
+  http, killAllSync, killChild, natsWarnings, reachable, serverEnv, sharedStreamPullers, startHeadwater,
   startPrivateNats, stopServer, headwaterFixture, type Fixture, type Server,
 } from './run-servers.js';
 import {
@@ -62,7 +62,7 @@ import {
 import { gitState, report, type Skip } from './run-report.js';
 import { benchDatabase } from './child.js';
 import { openStatements, type Statements } from './pg-statements.js';
-import { BASELINES } from './baselines.js';
+import { BASELINES, startBaseline } from './baselines.js';
 
 
 async function main() {
@@ -152,7 +152,7 @@ async function main() {
       }
       process.stdout.write(`${b.name}: starting\n`);
       try {
-        const srv = await startChild(b.name, [join(BENCH_DIST, b.script), ...b.args, '--port', '0', '--host', '127.0.0.1'], env, b.startMs);
+        const srv = await startBaseline(b, env);
         try {
           const target = { url: srv.url, sourceId: 'src_bench' };
           if (runSingle) {

@@ -12,9 +12,10 @@ import { QUOTA_DEFAULTS } from '../pipeline/quotas.js';
 export const DEFAULT_LIMITS = { ratePerSecond: 50_000, burst: 100_000, monthlyEvents: null as number | null, ...QUOTA_DEFAULTS };
 
 interface OrgLimits {
-  ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number; used: number; month: string;
-  /** When `month` ends (ms): checked on every call instead of formatting today's month. */
-  monthEnds: number;
+  ratePerSecond: number; burst: number; monthlyEvents: number | null; loadedAt: number;
+  /** Track calls counted in the month the limits were read in, and when that month ends (ms): the
+   * end is checked on every call instead of formatting today's month. */
+  used: number; monthEnds: number;
 }
 interface Bucket { tokens: number; at: number }
 
@@ -58,7 +59,7 @@ export class Limits {
     )).then((r) => {
       const row = r.rows[0] ?? { limits: {}, used: 0 };
       const l = { ...DEFAULT_LIMITS, ...row.limits };
-      const v: OrgLimits = { ratePerSecond: l.ratePerSecond, burst: l.burst, monthlyEvents: l.monthlyEvents, loadedAt: Date.now(), used: Number(row.used), month: m, monthEnds: monthEnd(m) };
+      const v: OrgLimits = { ratePerSecond: l.ratePerSecond, burst: l.burst, monthlyEvents: l.monthlyEvents, loadedAt: Date.now(), used: Number(row.used), monthEnds: monthEnd(m) };
       this.orgs.set(orgId, v);
       return v;
     }).finally(() => this.loading.delete(orgId));
