@@ -125,6 +125,20 @@ export function bodyFactory(t: Pick<LoadTarget, 'kind' | 'sourceId' | 'runId' | 
 
 const luaStr = (s: string) => JSON.stringify(s); // safe for the ASCII ids used here
 
+/** Both wrk scripts: each thread numbered (`tid`, for distinct ids), POSTs with the API key. */
+const LUA_THREADS = `function setup(thread)
+  table.insert(threads, thread)
+  thread:set("tid", #threads)
+end
+
+function init(args)
+  tid = tonumber(tid) or 1
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  if apiKey ~= "" then wrk.headers["Authorization"] = "Bearer " .. apiKey end
+end
+`;
+
 /** The wrk script: same bodies as `bodyFactory`, and a JSON summary line from done(). */
 export function wrkScript(t: LoadTarget): string {
   if (t.kind === 'batch') return wrkBatchScript(t);
@@ -142,18 +156,7 @@ local apiKey = ${luaStr(t.apiKey ?? '')}
 local threads = {}
 n = 0 -- global: done() reads each thread's count with thread:get("n")
 
-function setup(thread)
-  table.insert(threads, thread)
-  thread:set("tid", #threads)
-end
-
-function init(args)
-  tid = tonumber(tid) or 1
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  if apiKey ~= "" then wrk.headers["Authorization"] = "Bearer " .. apiKey end
-end
-
+${LUA_THREADS}
 codes = {}     -- global: status -> count, read by done()
 sample = nil   -- global: the first non-2xx answer (status and start of the body)
 
@@ -217,18 +220,7 @@ codes = {}     -- global: HTTP status -> count
 ccodes = {}    -- global: per-call status (data[].status of a 200 answer) -> count
 sample = nil   -- global: the first failure (HTTP or per call)
 
-function setup(thread)
-  table.insert(threads, thread)
-  thread:set("tid", #threads)
-end
-
-function init(args)
-  tid = tonumber(tid) or 1
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  if apiKey ~= "" then wrk.headers["Authorization"] = "Bearer " .. apiKey end
-end
-
+${LUA_THREADS}
 function response(status, headers, body)
   answered = answered + 1
   codes[status] = (codes[status] or 0) + 1
