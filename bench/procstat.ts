@@ -110,7 +110,18 @@ export function threadBreakdown(pid: number, a: Map<number, { comm: string; cpuS
   return [...acc].map(([thread, s]) => ({ thread, pct: (s / wallS) * 100 })).sort((x, y) => y.pct - x.pct);
 }
 
-/** Open descriptors of a process by kind: socket, pipe, anon_inode, file (regular files and dirs), other. */
+/**
+ * Embedded Postgres's own files (headwater's data directory keeps them under `pg/data/`): PGlite
+ * opens a relation's file, or its free-space and visibility maps, the first time it needs them, one
+ * more for each gigabyte a table grows, and the current WAL segment, and keeps them in its own
+ * bounded descriptor cache (`max_files_per_process`); their number follows the store, not a leak.
+ */
+const STORE_FILE = /\/pg\/data\//;
+
+/**
+ * Open descriptors of a process by kind: socket, pipe, anon_inode, store (embedded Postgres's
+ * files, STORE_FILE), file (other regular files and dirs), other.
+ */
 export function fdKinds(pid: number): Record<string, number> | undefined {
   let fds: string[];
   try { fds = readdirSync(`/proc/${pid}/fd`); } catch { return undefined; }
@@ -119,11 +130,32 @@ export function fdKinds(pid: number): Record<string, number> | undefined {
     let kind = 'other';
     try {
       const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      kind = target.startsWith('socket:') ? 'socket' : target.startsWith('pipe:') ? 'pipe' : target.startsWith('anon_inode:') ? 'anon' : target.startsWith('/') ? 'file' : 'other';
+      kind = target.startsWith('socket:') ? 'socket' : target.startsWith('pipe:') ? 'pipe' : target.startsWith('anon_inode:') ? 'anon' : target.startsWith('/') ? (STORE_FILE.test(target) ? 'store' : 'file') : 'other';
     } catch { continue; }
     out[kind] = (out[kind] ?? 0) + 1;
   }
   return out;
+}
+
+/** The regular files (and dirs) a process holds open, one entry a descriptor. */
+export function openFiles(pid: number): string[] {
+  let fds: string[];
+  try { fds = readdirSync(`/proc/${pid}/fd`); } catch { return []; }
+  const out: string[] = [];
+  for (const fd of fds) {
+    try { const t = readlinkSync(`/proc/${pid}/fd/${fd}`); if (t.startsWith('/')) out.push(t); } catch { /* closed meanwhile */ }
+  }
+  return out;
+}
+
+/** What `after` holds that `before` did not (opened) and the reverse (closed), counting repeats. */
+export function filesDiff(before: string[], after: string[]): { opened: string[]; closed: string[] } {
+  const left = new Map<string, number>();
+  for (const f of before) left.set(f, (left.get(f) ?? 0) + 1);
+  const opened: string[] = [];
+  for (const f of after) { const n = left.get(f) ?? 0; if (n > 0) left.set(f, n - 1); else opened.push(f); }
+  const closed = [...left].flatMap(([f, n]) => Array<string>(n).fill(f));
+  return { opened, closed };
 }
 
 /**

@@ -2,7 +2,7 @@
 // descriptors of the server and the stores, the drain, and the printed line.
 import { loadavg } from 'node:os';
 import { runLoad, type BatchShape, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
-import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, machineTicks, memory, openFds, threadBreakdown, threadCpu } from './procstat.js';
+import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, filesDiff, machineTicks, memory, openFds, openFiles, threadBreakdown, threadCpu } from './procstat.js';
 import type { Options } from './run-args.js';
 import { drain, sleep, hex, type Fixture, type Server } from './run-servers.js';
 import { statementLines, type StatementRow, type Statements } from './pg-statements.js';
@@ -73,6 +73,8 @@ export interface ScenarioResult {
   rssStartMB?: number; rssEndMB?: number; peakRssMB?: number; vmHwmMB?: number;
   fdsBefore?: number; fdsAfter?: number;
   fdKinds?: { before?: Record<string, number>; after?: Record<string, number> };
+  /** Soak only: the files the server opened and closed between the start and the end. */
+  fdFiles?: { opened: string[]; closed: string[] };
   rssSamples?: Array<{ t: number; rssMB: number }>;
   /** Machine busy % during 1 s just before the measured run (other work on the machine). */
   idleCheckBusyPct?: number;
@@ -100,6 +102,7 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
   await opts.statements?.s.reset();
   const fdsBefore = openFds(srv.pid);
   const fdKindsBefore = fdKinds(srv.pid);
+  const filesBefore = opts.scenario === 'soak' ? openFiles(srv.pid) : undefined;
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
   const thr0 = threadCpu(srv.pid);
   const stores0 = cpuOfNamed(['postgres', 'nats-server']);
@@ -178,6 +181,7 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
   await sleep(1500); // closed keep-alive sockets and idle pool clients settle
   res.fdsAfter = openFds(srv.pid);
   res.fdKinds = { before: fdKindsBefore, after: fdKinds(srv.pid) };
+  if (filesBefore) res.fdFiles = filesDiff(filesBefore, openFiles(srv.pid));
   return res;
 }
 

@@ -87,7 +87,7 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const results: ScenarioResult[] = [];
   const skipped: Skip[] = [];
-  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string }> = [];
+  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string; storeWarm?: number; storeEnd?: number }> = [];
   const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
@@ -306,8 +306,11 @@ async function main() {
             if (pts.length >= 2) {
               const firstMB = pts[0]!.rssMB; const lastMB = pts.at(-1)!.rssMB;
               soaks.push({ server: mode.name, result: r, firstMB, lastMB, changePct: ((lastMB - firstMB) / firstMB) * 100, fdsWarm: r.fdsBefore, fdsEnd: r.fdsAfter,
-                fdDetail: r.fdKinds?.before && r.fdKinds.after ? kinds(r.fdKinds.before, r.fdKinds.after) : undefined });
+                fdDetail: r.fdKinds?.before && r.fdKinds.after ? kinds(r.fdKinds.before, r.fdKinds.after) : undefined,
+                storeWarm: r.fdKinds?.before?.store, storeEnd: r.fdKinds?.after?.store });
               process.stdout.write(`  RSS samples (s:MB): ${pts.map((p) => `${p.t}:${p.rssMB.toFixed(0)}`).join(' ')}\n`);
+              // Which files the descriptor count's change is made of (a leak repeats one kind of file).
+              if (r.fdFiles) process.stdout.write(`  files opened over the soak: ${r.fdFiles.opened.join(' ') || 'none'}; closed: ${r.fdFiles.closed.join(' ') || 'none'}\n`);
             }
           }
           if (stalled(r)) {
