@@ -118,35 +118,32 @@ export function threadBreakdown(pid: number, a: Map<number, { comm: string; cpuS
  */
 const STORE_FILE = /\/pg\/data\//;
 
-/**
- * Open descriptors of a process by kind: socket, pipe, anon_inode, store (embedded Postgres's
- * files, STORE_FILE), file (other regular files and dirs), other.
- */
-export function fdKinds(pid: number): Record<string, number> | undefined {
+/** What each open descriptor of a process points to (readlink of /proc/<pid>/fd/*); undefined once it is gone. */
+export function fdTargets(pid: number): string[] | undefined {
   let fds: string[];
   try { fds = readdirSync(`/proc/${pid}/fd`); } catch { return undefined; }
-  const out: Record<string, number> = {};
+  const out: string[] = [];
   for (const fd of fds) {
-    let kind = 'other';
-    try {
-      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      kind = target.startsWith('socket:') ? 'socket' : target.startsWith('pipe:') ? 'pipe' : target.startsWith('anon_inode:') ? 'anon' : target.startsWith('/') ? (STORE_FILE.test(target) ? 'store' : 'file') : 'other';
-    } catch { continue; }
+    try { out.push(readlinkSync(`/proc/${pid}/fd/${fd}`)); } catch { /* closed meanwhile */ }
+  }
+  return out;
+}
+
+/**
+ * Descriptors by kind (of `fdTargets`): socket, pipe, anon_inode, store (embedded Postgres's files,
+ * STORE_FILE), file (other regular files and dirs), other.
+ */
+export function fdKinds(targets: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of targets) {
+    const kind = t.startsWith('socket:') ? 'socket' : t.startsWith('pipe:') ? 'pipe' : t.startsWith('anon_inode:') ? 'anon' : t.startsWith('/') ? (STORE_FILE.test(t) ? 'store' : 'file') : 'other';
     out[kind] = (out[kind] ?? 0) + 1;
   }
   return out;
 }
 
-/** The regular files (and dirs) a process holds open, one entry a descriptor. */
-export function openFiles(pid: number): string[] {
-  let fds: string[];
-  try { fds = readdirSync(`/proc/${pid}/fd`); } catch { return []; }
-  const out: string[] = [];
-  for (const fd of fds) {
-    try { const t = readlinkSync(`/proc/${pid}/fd/${fd}`); if (t.startsWith('/')) out.push(t); } catch { /* closed meanwhile */ }
-  }
-  return out;
-}
+/** The regular files (and dirs) among `fdTargets`, one entry a descriptor. */
+export const openFiles = (targets: string[]): string[] => targets.filter((t) => t.startsWith('/'));
 
 /** What `after` holds that `before` did not (opened) and the reverse (closed), counting repeats. */
 export function filesDiff(before: string[], after: string[]): { opened: string[]; closed: string[] } {

@@ -2,7 +2,7 @@
 // descriptors of the server and the stores, the drain, and the printed line.
 import { loadavg } from 'node:os';
 import { runLoad, type BatchShape, type CallKind, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
-import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, filesDiff, machineTicks, memory, openFds, openFiles, threadBreakdown, threadCpu } from './procstat.js';
+import { cpuBetween, cpuOfNamed, cpuOfPids, cpuOfPostgres, cpuSeconds, fdKinds, fdTargets, filesDiff, machineTicks, memory, openFds, openFiles, threadBreakdown, threadCpu } from './procstat.js';
 import type { Options } from './run-args.js';
 import { drain, sleep, hex, type Fixture, type Server } from './run-servers.js';
 import { statementLines, type StatementRow, type Statements } from './pg-statements.js';
@@ -101,8 +101,7 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
   process.stdout.write(`  ${srv.name}/${opts.scenario}: measuring ${s.durationS} s (machine ${idleCheckBusyPct.toFixed(0)} % busy just before, load average ${loadavg()[0]!.toFixed(1)})\n`);
   await opts.statements?.s.reset();
   const fdsBefore = openFds(srv.pid);
-  const fdKindsBefore = fdKinds(srv.pid);
-  const filesBefore = opts.scenario === 'soak' ? openFiles(srv.pid) : undefined;
+  const targetsBefore = fdTargets(srv.pid);
   const cpu0 = cpuSeconds(srv.pid) ?? 0;
   const thr0 = threadCpu(srv.pid);
   const stores0 = cpuOfNamed(['postgres', 'nats-server']);
@@ -180,8 +179,9 @@ export async function measure(o: Options, srv: Server, target: Omit<LoadTarget, 
   }
   await sleep(1500); // closed keep-alive sockets and idle pool clients settle
   res.fdsAfter = openFds(srv.pid);
-  res.fdKinds = { before: fdKindsBefore, after: fdKinds(srv.pid) };
-  if (filesBefore) res.fdFiles = filesDiff(filesBefore, openFiles(srv.pid));
+  const targetsAfter = fdTargets(srv.pid);
+  res.fdKinds = { before: targetsBefore && fdKinds(targetsBefore), after: targetsAfter && fdKinds(targetsAfter) };
+  if (opts.scenario === 'soak' && targetsBefore && targetsAfter) res.fdFiles = filesDiff(openFiles(targetsBefore), openFiles(targetsAfter));
   return res;
 }
 

@@ -138,8 +138,15 @@ export function gitState(): { commit?: string; dirty?: string[] } {
   };
 }
 
+/** One headwater mode's soak: RSS at its first and last sample, descriptors at the start and the end
+ * (all, embedded Postgres's own, and by kind). */
+export interface Soak {
+  server: string; firstMB: number; lastMB: number; changePct: number;
+  fdsWarm?: number; fdsEnd?: number; fdDetail?: string; storeWarm?: number; storeEnd?: number;
+}
+
 export function report(o: Options, s: LoadSettings, started: Date, results: ScenarioResult[], skipped: Skip[],
-  soaks: Array<{ server: string; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string; storeWarm?: number; storeEnd?: number }>,
+  soaks: Soak[],
   createBench?: CreateBench) {
   const find = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
   const raw = find('raw-uws', 'track');

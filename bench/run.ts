@@ -59,7 +59,7 @@ import {
 import {
   BATCH_SCENARIOS, batchShape, isBatch, kinds, line, measure, natsPids, pgDatabases, replaySource, type Scenario, type ScenarioResult,
 } from './run-measure.js';
-import { gitState, report, type Skip } from './run-report.js';
+import { gitState, report, type Skip, type Soak } from './run-report.js';
 import { benchDatabase } from './child.js';
 import { openStatements, type Statements } from './pg-statements.js';
 import { BASELINES, startBaseline } from './baselines.js';
@@ -87,7 +87,7 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'hw-bench-'));
   const results: ScenarioResult[] = [];
   const skipped: Skip[] = [];
-  const soaks: Array<{ server: string; result: ScenarioResult; firstMB: number; lastMB: number; changePct: number; fdsWarm?: number; fdsEnd?: number; fdDetail?: string; storeWarm?: number; storeEnd?: number }> = [];
+  const soaks: Array<Soak & { result: ScenarioResult }> = [];
   const dbUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const started = new Date();
