@@ -46,7 +46,10 @@ export async function ownStore(t: { teardown(fn: () => unknown): void }): Promis
   const url = await ownDatabase(t);
   if (url) {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
-    t.teardown(() => pool.end());
+    // Runs before ownDatabase's DROP ... WITH (FORCE) (teardowns run last-in first-out). A backend
+    // still exiting after pool.end() is then terminated, and its FATAL 57P01 can reach the ended
+    // client as an 'error' the pool re-emits: with no listener, it crashed the test file.
+    t.teardown(() => { pool.on('error', () => {}); return pool.end(); });
     for (const m of PG_MIGRATIONS) for (const sql of m.statements) await pool.query(sql);
     return { pool };
   }
